@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Writes build/<mode>/build.ninja for Reef, like ScyllaDB's configure.py.
+
+Sources are found by walking the rooms (see ARCHITECTURE.md); adding a .cc file
+to a room needs no edit here. Each build.ninja re-runs this script when the
+script changes or when a file is added to a source folder.
+"""
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+# Rooms whose .cc files form libreef.a, in ARCHITECTURE.md's order.
+ROOMS = ['runtime', 'utils', 'schema', 'mutation', 'reader', 'index', 'cache',
+         'sstables', 'db', 'cql', 'api', 'tools']
+
+MODES = {
+    'debug': {
+        'cxxflags': '-O0 -g -fsanitize=address,undefined -fno-omit-frame-pointer -DREEF_DEBUG',
+        'ldflags': '-fsanitize=address,undefined',
+    },
+    'dev': {
+        'cxxflags': '-O1 -g1 -DREEF_DEV',
+        'ldflags': '',
+    },
+    'release': {
+        'cxxflags': '-O3 -g1 -DNDEBUG',
+        'ldflags': '',
+    },
+}
+
+# (pkg-config name, Debian package)
+PKG_CONFIG_DEPS = [
+    ('liburing', 'liburing-dev'),
+    ('fmt', 'libfmt-dev'),
+    ('liblz4', 'liblz4-dev'),
+    ('libxxhash', 'libxxhash-dev'),
+    ('yaml-cpp', 'libyaml-cpp-dev'),
+    ('libzstd', 'libzstd-dev'),
+    ('zlib', 'zlib1g-dev'),
+]
+
+# (header that must exist, library to link or None, Debian package)
+HEADER_DEPS = [
+    ('libaio.h', '-laio', 'libaio-dev'),
+    ('snappy.h', '-lsnappy', 'libsnappy-dev'),
+    ('boost/version.hpp', None, 'libboost1.81-dev'),
+    ('boost/json.hpp', None, 'libboost-json1.81-dev'),
+    ('boost/test/unit_test.hpp', None, 'libboost-test1.81-dev'),
+]
+
+# Programs the build needs: (program, Debian package)
+PROGRAM_DEPS = [
+    ('ninja', 'ninja-build'),
+    ('pkg-config', 'pkg-config'),
+]
+
+
+def fail(msg):
+    print(f'configure.py: {msg}', file=sys.stderr)
+    sys.exit(1)
+
+
+def pkg_config(name, what):
+    out = subprocess.run(['pkg-config', what, name], capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip()
+
+
+def header_exists(cxx, header):
+    probe = subprocess.run([cxx, '-std=c++20', '-x', 'c++', '-fsyntax-only', '-'],
+                           input=f'#include <{header}>\n', capture_output=True, text=True)
+    return probe.returncode == 0
+
+
+def detect_deps(cxx):
+    """Returns (cflags, libs). Exits with a one-line error naming the Debian
+    package when something is missing."""
+    for prog, pkg in PROGRAM_DEPS:
+        if shutil.which(prog) is None:
+            fail(f'missing program {prog}: install the Debian package {pkg} (or run ./install-dependencies.sh)')
+    if shutil.which(cxx) is None:
+        fail(f'missing compiler {cxx}: install the Debian package g++ (or run ./install-dependencies.sh)')
+    cflags, libs = [], []
+    for name, pkg in PKG_CONFIG_DEPS:
+        c = pkg_config(name, '--cflags')
+        l = pkg_config(name, '--libs')
+        if c is None or l is None:
+            fail(f'missing dependency {name}: install the Debian package {pkg} (or run ./install-dependencies.sh)')
+        cflags.append(c)
+        libs.append(l)
+    for header, lib, pkg in HEADER_DEPS:
+        if not header_exists(cxx, header):
+            fail(f'missing header <{header}>: install the Debian package {pkg} (or run ./install-dependencies.sh)')
+        if lib:
+            libs.append(lib)
+    return ' '.join(x for x in cflags if x), ' '.join(x for x in libs if x)
+
+
+def find_sources(folder, suffix='.cc'):
+    found = []
+    base = os.path.join(ROOT, folder)
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames.sort()
+        for f in sorted(filenames):
+            if f.endswith(suffix):
+                found.append(os.path.relpath(os.path.join(dirpath, f), ROOT))
+    return found
+
+
+def source_dirs():
+    dirs = []
+    for top in ROOMS + ['test']:
+        base = os.path.join(ROOT, top)
+        if os.path.isdir(base):
+            for dirpath, dirnames, _ in os.walk(base):
+                dirnames.sort()
+                dirs.append(os.path.relpath(dirpath, ROOT))
+    return dirs
+
+
+def obj_name(src):
+    return 'obj/' + src[:-len('.cc')] + '.o'
+
+
+def write_ninja(mode, args, dep_cflags, dep_libs):
+    builddir = os.path.join(ROOT, 'build', mode)
+    os.makedirs(builddir, exist_ok=True)
+    top = os.path.relpath(ROOT, builddir)  # "../.."
+
+    def src(p):
+        return f'{top}/{p}'
+
+    cxx = args.compiler
+    ccache = shutil.which('ccache') if not args.no_ccache else None
+    cxx_cmd = f'{ccache} {cxx}' if ccache else cxx
+    m = MODES[mode]
+    warnings = '-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers'
+    cxxflags = (f'-std=c++20 {warnings} {m["cxxflags"]} -I{top} {dep_cflags} '
+                f'{args.cflags}').strip()
+    ldflags = f'{m["ldflags"]} {args.ldflags}'.strip()
+
+    lib_sources = []
+    for room in ROOMS:
+        lib_sources += find_sources(room)
+    main_sources = ['main.cc'] + find_sources('test/perf')
+    test_lib_sources = find_sources('test/lib')
+    unit_tests = [s for s in find_sources('test/unit') if s.endswith('_test.cc')]
+
+    lines = []
+    w = lines.append
+    w(f'# Generated by configure.py --mode={mode}; do not edit.')
+    w('ninja_required_version = 1.10')
+    w(f'cxx = {cxx_cmd}')
+    w(f'cxxflags = {cxxflags}')
+    w(f'ldflags = {ldflags}')
+    w(f'libs = {dep_libs} -lpthread')
+    w(f'test_libs = -lboost_unit_test_framework')
+    w('')
+    w('rule cxx')
+    w('  command = $cxx -MD -MF $out.d $cxxflags $extra_cxxflags -c $in -o $out')
+    w('  depfile = $out.d')
+    w('  deps = gcc')
+    w('  description = CXX $out')
+    w('rule ar')
+    w('  command = rm -f $out && ar rcs $out $in')
+    w('  description = AR $out')
+    w('rule link')
+    w('  command = $cxx $ldflags -o $out $in $link_libs')
+    w('  description = LINK $out')
+    w('rule configure')
+    w(f'  command = cd {top} && {sys.executable} configure.py {" ".join(shlex.quote(a) for a in args.original_argv_for(mode))}')
+    w('  generator = 1')
+    w('  description = CONFIGURE')
+    w('')
+    w('build build.ninja: configure | ' + ' '.join(
+        [src('configure.py')] + [src(d) for d in source_dirs()]))
+    w('')
+
+    def compile_all(sources, extra=''):
+        objs = []
+        for s in sources:
+            o = obj_name(s)
+            w(f'build {o}: cxx {src(s)}')
+            if extra:
+                w(f'  extra_cxxflags = {extra}')
+            objs.append(o)
+        return objs
+
+    lib_objs = compile_all(lib_sources)
+    w(f'build libreef.a: ar {" ".join(lib_objs)}')
+    main_objs = compile_all([s for s in main_sources if os.path.exists(os.path.join(ROOT, s))])
+    w(f'build reef: link {" ".join(main_objs)} libreef.a')
+    w('  link_libs = $libs')
+    test_flags = '-DBOOST_TEST_DYN_LINK'
+    test_lib_objs = compile_all(test_lib_sources, test_flags)
+    tests = []
+    for t in unit_tests:
+        (o,) = compile_all([t], test_flags)
+        exe = 'test/' + os.path.relpath(t, 'test/unit')[:-len('.cc')]
+        w(f'build {exe}: link {o} {" ".join(test_lib_objs)} libreef.a')
+        w('  link_libs = $libs $test_libs')
+        tests.append(exe)
+    w(f'build tests: phony {" ".join(tests)}')
+    w('build all: phony reef tests')
+    w('default all')
+    with open(os.path.join(builddir, 'build.ninja'), 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+
+
+def main():
+    p = argparse.ArgumentParser(description='Configure the Reef build.')
+    p.add_argument('--mode', action='append', choices=sorted(MODES),
+                   help='build mode (repeatable; default: all modes)')
+    p.add_argument('--compiler', default=os.environ.get('CXX', 'g++'))
+    p.add_argument('--cflags', default='', help='extra compiler flags')
+    p.add_argument('--ldflags', default='', help='extra linker flags')
+    p.add_argument('--no-ccache', action='store_true')
+    p.add_argument('--check-deps', action='store_true',
+                   help='only check that every dependency is installed')
+    args = p.parse_args()
+    dep_cflags, dep_libs = detect_deps(args.compiler)
+    if args.check_deps:
+        return
+    modes = args.mode or sorted(MODES)
+
+    def original_argv_for(mode):
+        out = [f'--mode={mode}', f'--compiler={args.compiler}']
+        if args.cflags:
+            out.append(f'--cflags={args.cflags}')
+        if args.ldflags:
+            out.append(f'--ldflags={args.ldflags}')
+        if args.no_ccache:
+            out.append('--no-ccache')
+        return out
+    args.original_argv_for = original_argv_for
+    for mode in modes:
+        write_ninja(mode, args, dep_cflags, dep_libs)
+        print(f'configure.py: wrote build/{mode}/build.ninja')
+
+
+if __name__ == '__main__':
+    main()

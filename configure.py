@@ -24,7 +24,7 @@ MODES = {
         'ldflags': '-fsanitize=address,undefined',
     },
     'dev': {
-        'cxxflags': '-O1 -g1 -DREEF_DEV',
+        'cxxflags': '-O1 -foptimize-sibling-calls -g1 -DREEF_DEV',
         'ldflags': '',
     },
     'release': {

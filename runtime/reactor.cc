@@ -1,0 +1,174 @@
+// The per-shard event loop. See reactor.hh for the contract.
+#include "runtime/reactor.hh"
+
+#include "runtime/smp.hh"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <fmt/core.h>
+
+namespace reef {
+
+void internal::report_detached_exception(std::exception_ptr ex) noexcept {
+    // A background coroutine has nobody to hand its failure to; losing it
+    // silently would hide bugs, so it is printed with the shard that ran it.
+    try {
+        std::rethrow_exception(ex);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "ERROR [shard {}] runtime - background task failed: {}\n", this_shard_id(), e.what());
+    } catch (...) {
+        fmt::print(stderr, "ERROR [shard {}] runtime - background task failed: unknown exception\n", this_shard_id());
+    }
+}
+
+void reactor::task_queue::push_back(std::coroutine_handle<> h) noexcept {
+    if (_tail - _head == _items.size()) [[unlikely]] {
+        grow();
+    }
+    _items[_tail++ & _mask] = h;
+}
+
+void reactor::task_queue::grow() {
+    std::vector<std::coroutine_handle<>> bigger(_items.size() * 2);
+    size_t n = size();
+    for (size_t i = 0; i < n; ++i) {
+        bigger[i] = _items[(_head + i) & _mask];
+    }
+    _items = std::move(bigger);
+    _mask = _items.size() - 1;
+    _head = 0;
+    _tail = n;
+}
+
+reactor::reactor(shard_id id, std::unique_ptr<io_backend> backend, reactor_config cfg)
+    : _id(id), _backend(std::move(backend)), _cfg(cfg) {}
+
+reactor::~reactor() = default;
+
+void reactor::run_tasks() {
+    _preempt_at = steady_clock_type::now() + _cfg.task_quota;
+    unsigned n = 0;
+    while (!_run_queue.empty()) {
+        auto h = _run_queue.pop_front();
+        h.resume();
+        ++_tasks_processed;
+        // Reading the clock per task would cost as much as a small task.
+        if ((++n & 15) == 0 && need_preempt()) {
+            break;
+        }
+    }
+}
+
+bool reactor::expire_timers() {
+    if (_timers.empty()) {
+        return false;
+    }
+    auto now = steady_clock_type::now();
+    bool fired = false;
+    while (!_timers.empty() && _timers.begin()->first <= now) {
+        timer* t = _timers.begin()->second;
+        _timers.erase(_timers.begin());
+        t->_armed = false;
+        if (t->_period) {
+            t->arm(now + *t->_period, t->_period);
+        }
+        fired = true;
+        // The callback may destroy or re-arm t; nothing touches t after it.
+        t->_cb();
+    }
+    return fired;
+}
+
+bool reactor::poll_once() {
+    bool did = _backend->poll();
+    did |= internal::smp_poll(_id);
+    did |= expire_timers();
+    return did;
+}
+
+void reactor::sleep() {
+    _sleeping.store(true, std::memory_order_seq_cst);
+    // Pairs with the fence in wakeup(): either the sender sees us sleeping
+    // and rings the doorbell, or we see its message here and stay awake.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!_run_queue.empty() || internal::smp_pending(_id) || _stopping) {
+        _sleeping.store(false, std::memory_order_relaxed);
+        return;
+    }
+    std::optional<std::chrono::nanoseconds> timeout;
+    if (!_timers.empty()) {
+        auto left = _timers.begin()->first - steady_clock_type::now();
+        timeout = std::max(std::chrono::nanoseconds(0),
+                           std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+    }
+    ++_sleeps;
+    _backend->wait(timeout);
+    _sleeping.store(false, std::memory_order_relaxed);
+}
+
+void reactor::wakeup() noexcept {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (_sleeping.load(std::memory_order_seq_cst)) {
+        _backend->wake();
+    }
+}
+
+void reactor::run() {
+    bool idle = false;
+    steady_clock_type::time_point idle_since{};
+    while (!_stopping) {
+        run_tasks();
+        if (poll_once() || !_run_queue.empty()) {
+            idle = false;
+            continue;
+        }
+        auto now = steady_clock_type::now();
+        if (!idle) {
+            idle = true;
+            idle_since = now;
+        } else if (now - idle_since >= _cfg.idle_poll_time) {
+            sleep();
+            idle = false;
+        }
+    }
+    // Replies still parked in overflow lists (a full ring) must reach their
+    // shards, or a caller waiting on this shard would wait forever.
+    internal::smp_drain_outgoing(_id);
+}
+
+void timer::arm(clock::time_point when, std::optional<clock::duration> period) {
+    cancel();
+    _when = when;
+    _period = period;
+    _armed = true;
+    _pos = engine()._timers.emplace(when, this);
+}
+
+bool timer::cancel() noexcept {
+    if (!_armed) {
+        return false;
+    }
+    engine()._timers.erase(_pos);
+    _armed = false;
+    return true;
+}
+
+namespace {
+struct sleep_awaiter {
+    steady_clock_type::duration d;
+    timer t;
+    bool await_ready() const noexcept { return d <= steady_clock_type::duration::zero(); }
+    void await_suspend(std::coroutine_handle<> h) {
+        t.set_callback([h] { internal::schedule(h); });
+        t.arm(d);
+    }
+    void await_resume() const noexcept {}
+};
+}
+
+future<> sleep(steady_clock_type::duration d) {
+    co_await sleep_awaiter{d, {}};
+}
+
+} // namespace reef

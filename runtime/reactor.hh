@@ -1,0 +1,124 @@
+// reactor: one shard's event loop: a run queue of coroutines, timers, the I/O
+// backend and the cross-shard queues. It polls while busy and sleeps when idle.
+#pragma once
+
+#include "runtime/future.hh"
+#include "runtime/io_backend.hh"
+#include "runtime/shard.hh"
+#include "runtime/timer.hh"
+
+#include <atomic>
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace reef {
+
+// Per-shard I/O counters, bumped by the file layer; perf tools read deltas.
+struct io_stats {
+    uint64_t reads = 0;              // read operations submitted to the backend
+    uint64_t writes = 0;             // write operations submitted
+    uint64_t bytes_read = 0;
+    uint64_t bytes_written = 0;
+    uint64_t reads_blocked = 0;      // stream reads that had to wait for the disk
+    uint64_t read_ahead_dropped = 0; // read-ahead buffers discarded unused (skip, close)
+    uint64_t fsyncs = 0;
+};
+
+struct reactor_config {
+    // How long an idle loop keeps polling before it sleeps on the backend.
+    std::chrono::microseconds idle_poll_time{100};
+    // How long tasks may run before the loop polls I/O again (maybe_yield).
+    std::chrono::microseconds task_quota{500};
+};
+
+class reactor {
+public:
+    reactor(shard_id id, std::unique_ptr<io_backend> backend, reactor_config cfg);
+    reactor(const reactor&) = delete;
+    ~reactor();
+
+    shard_id id() const noexcept { return _id; }
+    // Runs the loop on the calling thread until stop().
+    void run();
+    // Ends run() after the current iteration. Only from this shard's thread.
+    void stop() noexcept { _stopping = true; }
+
+    void schedule(std::coroutine_handle<> h) noexcept { _run_queue.push_back(h); }
+    bool need_preempt() const noexcept { return steady_clock_type::now() >= _preempt_at; }
+
+    io_backend& backend() noexcept { return *_backend; }
+    io_stats& io() noexcept { return _io_stats; }
+    const io_stats& io() const noexcept { return _io_stats; }
+    uint64_t tasks_processed() const noexcept { return _tasks_processed; }
+    uint64_t sleeps() const noexcept { return _sleeps; }
+
+    // Thread-safe: wakes this reactor if it sleeps (after a cross-shard push).
+    void wakeup() noexcept;
+
+private:
+    friend class timer;
+    class task_queue {
+    public:
+        bool empty() const noexcept { return _head == _tail; }
+        size_t size() const noexcept { return _tail - _head; }
+        void push_back(std::coroutine_handle<> h) noexcept;
+        std::coroutine_handle<> pop_front() noexcept { return _items[_head++ & _mask]; }
+    private:
+        void grow();
+        std::vector<std::coroutine_handle<>> _items = std::vector<std::coroutine_handle<>>(1024);
+        size_t _mask = 1023;
+        size_t _head = 0;
+        size_t _tail = 0;
+    };
+
+    void run_tasks();
+    bool expire_timers();
+    bool poll_once();
+    void sleep();
+
+    shard_id _id;
+    std::unique_ptr<io_backend> _backend;
+    reactor_config _cfg;
+    task_queue _run_queue;
+    std::multimap<steady_clock_type::time_point, timer*> _timers;
+    io_stats _io_stats;
+    steady_clock_type::time_point _preempt_at{};
+    uint64_t _tasks_processed = 0;
+    uint64_t _sleeps = 0;
+    bool _stopping = false;
+    alignas(64) std::atomic<bool> _sleeping{false};
+};
+
+namespace internal {
+inline thread_local reactor* local_reactor = nullptr;
+}
+
+// The calling shard's reactor.
+inline reactor& engine() noexcept { return *internal::local_reactor; }
+
+inline void internal::schedule(std::coroutine_handle<> h) noexcept { engine().schedule(h); }
+
+// Suspends the caller and puts it at the back of the run queue.
+struct yield_awaiter {
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) noexcept { engine().schedule(h); }
+    void await_resume() const noexcept {}
+};
+inline yield_awaiter yield() noexcept { return {}; }
+
+// Yields only when this shard's task quota is used up: cheap to call in loops.
+struct maybe_yield_awaiter {
+    bool await_ready() const noexcept { return !engine().need_preempt(); }
+    void await_suspend(std::coroutine_handle<> h) noexcept { engine().schedule(h); }
+    void await_resume() const noexcept {}
+};
+inline maybe_yield_awaiter maybe_yield() noexcept { return {}; }
+
+// Completes after d has passed.
+future<> sleep(steady_clock_type::duration d);
+
+} // namespace reef

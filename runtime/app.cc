@@ -98,6 +98,7 @@ int run(const runtime_config& cfg, std::function<future<int>()> main_fn) {
             reactors[i]->run();
             all_stopped.arrive_and_wait();
             internal::local_reactor = nullptr;
+            internal::frame_pool_release();
         });
     }
 

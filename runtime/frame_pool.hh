@@ -52,4 +52,21 @@ inline void frame_free(void* p, std::size_t size) noexcept {
 }
 #endif
 
+#ifdef REEF_DEBUG
+inline void frame_pool_release() noexcept {}
+#else
+// Returns the calling thread's cached frames to the global allocator; a
+// shard thread calls it before it exits.
+inline void frame_pool_release() noexcept {
+    for (std::size_t cls = 0; cls < frame_pool::classes; ++cls) {
+        auto*& head = tl_frame_pool.heads[cls];
+        while (head) {
+            auto* b = head;
+            head = b->next;
+            ::operator delete(b, cls * frame_pool::granularity);
+        }
+    }
+}
+#endif
+
 } // namespace reef::internal

@@ -237,4 +237,13 @@ void spawn(future<T> f) {
     [](future<T> f) -> internal::detached_task { (void)co_await std::move(f); }(std::move(f));
 }
 
+// Runs fn() in the background, keeping fn itself alive until it finishes.
+// Prefer this for lambdas with captures: `spawn([&] () -> future<> {...}())`
+// would run a coroutine whose closure object dies at the end of the statement.
+template <typename Func>
+    requires std::is_invocable_v<Func>
+void spawn(Func fn) {
+    [](Func fn) -> internal::detached_task { (void)co_await futurize_invoke(fn); }(std::move(fn));
+}
+
 } // namespace reef

@@ -95,7 +95,9 @@ private:
         if (_broken) {
             std::rethrow_exception(_broken);
         }
-        co_await awaiter{*this, {}, deadline, {}};
+        // A named awaiter: GCC 12 may destroy a non-trivial temporary awaiter twice.
+        awaiter aw{*this, {}, deadline, {}};
+        co_await aw;
     }
 
     internal::waiter_list _waiters;

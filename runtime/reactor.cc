@@ -168,7 +168,9 @@ struct sleep_awaiter {
 }
 
 future<> sleep(steady_clock_type::duration d) {
-    co_await sleep_awaiter{d, {}};
+    // A named awaiter: GCC 12 may destroy a non-trivial temporary awaiter twice.
+    sleep_awaiter aw{d, {}};
+    co_await aw;
 }
 
 } // namespace reef

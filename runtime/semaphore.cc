@@ -42,8 +42,9 @@ future<> semaphore::wait_until(std::optional<steady_clock_type::time_point> dead
     }
     units_waiter w;
     w.units = n;
-    co_await wait_awaiter{*this, w, deadline,
-                         deadline ? std::make_exception_ptr(semaphore_timed_out()) : nullptr, {}};
+    // A named awaiter: GCC 12 may destroy a non-trivial temporary awaiter twice.
+    wait_awaiter aw{*this, w, deadline, deadline ? std::make_exception_ptr(semaphore_timed_out()) : nullptr, {}};
+    co_await aw;
 }
 
 void semaphore::wake_waiters() noexcept {

@@ -451,7 +451,10 @@ future<serve_report> serve_shard_id(server_socket& ss) {
 
 BOOST_AUTO_TEST_CASE(test_reuse_port_on_every_shard) {
     for_each_backend([]() -> future<> {
-        BOOST_REQUIRE_GE(smp::count(), 2u);
+        if (smp::count() < 2) {
+            BOOST_TEST_MESSAGE("needs 2 shards (REEF_TEST_SMP); skipped");
+            co_return;
+        }
         auto ss0 = listen(loopback());
         auto addr = ss0.local_address();
         // Without SO_REUSEPORT the port is taken, and the error says where.

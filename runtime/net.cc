@@ -462,7 +462,8 @@ future<> connected_socket::close() {
     }
     keep->closing = true;
     keep->cancel_all();
-    co_await internal::idle_awaiter{*keep};
+    internal::idle_awaiter idle{*keep};
+    co_await idle;
     if (keep->fd >= 0) {
         ::close(std::exchange(keep->fd, -1));
     }
@@ -597,7 +598,8 @@ future<> server_socket::close() {
     }
     keep->closing = true;
     keep->cancel_all();
-    co_await internal::idle_awaiter{*keep};
+    internal::idle_awaiter idle{*keep};
+    co_await idle;
     if (keep->fd >= 0) {
         ::close(std::exchange(keep->fd, -1));
     }

@@ -2,6 +2,13 @@
 // Frames come from the shard's frame pool; nothing on the await path uses atomics.
 #pragma once
 
+// GCC 12 destroys an aggregate temporary that appears inside a co_await
+// expression twice: a lambda whose captures own memory (`[s] {...}` with a
+// std::string s), or a brace-initialized awaiter with such members. Within a
+// coroutine, capture by reference in lambdas passed inside co_await (the
+// awaited call keeps the caller's frame alive), or name the object first.
+// Clang 16 is not affected. See ARCHITECTURE.md, "Coroutine rules".
+
 #include "runtime/frame_pool.hh"
 
 #include <coroutine>

@@ -1,6 +1,7 @@
 // The per-shard event loop. See reactor.hh for the contract.
 #include "runtime/reactor.hh"
 
+#include "runtime/blocking.hh"
 #include "runtime/smp.hh"
 
 #include <algorithm>
@@ -42,7 +43,10 @@ void reactor::task_queue::grow() {
 }
 
 reactor::reactor(shard_id id, std::unique_ptr<io_backend> backend, reactor_config cfg)
-    : _id(id), _backend(std::move(backend)), _cfg(cfg) {}
+    : _id(id), _backend(std::move(backend)), _blocking(std::make_unique<internal::blocking_executor>(*this)),
+      _cfg(cfg) {}
+
+internal::blocking_executor& internal::local_blocking_executor() { return *engine()._blocking; }
 
 reactor::~reactor() = default;
 
@@ -83,6 +87,7 @@ bool reactor::expire_timers() {
 bool reactor::poll_once() {
     bool did = _backend->poll();
     did |= internal::smp_poll(_id);
+    did |= _blocking->poll();
     did |= expire_timers();
     return did;
 }
@@ -92,7 +97,7 @@ void reactor::sleep() {
     // Pairs with the fence in wakeup(): either the sender sees us sleeping
     // and rings the doorbell, or we see its message here and stay awake.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (!_run_queue.empty() || internal::smp_pending(_id) || _stopping) {
+    if (!_run_queue.empty() || internal::smp_pending(_id) || _blocking->has_finished() || _stopping) {
         _sleeping.store(false, std::memory_order_relaxed);
         return;
     }

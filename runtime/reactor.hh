@@ -17,6 +17,11 @@
 
 namespace reef {
 
+namespace internal {
+class blocking_executor;
+blocking_executor& local_blocking_executor();
+}
+
 // Per-shard I/O counters, bumped by the file layer; perf tools read deltas.
 struct io_stats {
     uint64_t reads = 0;              // read operations submitted to the backend
@@ -80,8 +85,11 @@ private:
     bool poll_once();
     void sleep();
 
+    friend internal::blocking_executor& internal::local_blocking_executor();
+
     shard_id _id;
     std::unique_ptr<io_backend> _backend;
+    std::unique_ptr<internal::blocking_executor> _blocking;
     reactor_config _cfg;
     task_queue _run_queue;
     std::multimap<steady_clock_type::time_point, timer*> _timers;

@@ -1,0 +1,282 @@
+// input_stream and the read-ahead file data source. See input_stream.hh.
+#include "runtime/input_stream.hh"
+
+#include "runtime/reactor.hh"
+
+#include <deque>
+#include <fmt/core.h>
+#include <system_error>
+
+namespace reef {
+
+future<temporary_buffer> data_source_impl::skip(uint64_t n) {
+    while (true) {
+        auto buf = co_await get();
+        if (buf.empty() || buf.size() > n) {
+            buf.trim_front(std::min<uint64_t>(n, buf.size()));
+            co_return buf;
+        }
+        n -= buf.size();
+    }
+}
+
+future<temporary_buffer> input_stream::read() {
+    if (!_buf.empty()) {
+        co_return std::move(_buf);
+    }
+    if (_eof) {
+        co_return temporary_buffer();
+    }
+    auto b = co_await _ds.get();
+    if (b.empty()) {
+        _eof = true;
+    }
+    co_return b;
+}
+
+future<temporary_buffer> input_stream::read_up_to(size_t n) {
+    if (_buf.empty()) {
+        if (_eof) {
+            co_return temporary_buffer();
+        }
+        _buf = co_await _ds.get();
+        if (_buf.empty()) {
+            _eof = true;
+            co_return temporary_buffer();
+        }
+    }
+    if (_buf.size() <= n) {
+        co_return std::move(_buf);
+    }
+    auto front = _buf.share(0, n);
+    _buf.trim_front(n);
+    co_return front;
+}
+
+future<temporary_buffer> input_stream::read_exactly(size_t n) {
+    if (_buf.size() >= n) {
+        auto front = _buf.share(0, n);
+        _buf.trim_front(n);
+        co_return front;
+    }
+    // Crosses buffers: gather into one contiguous buffer.
+    temporary_buffer out(n);
+    size_t filled = 0;
+    while (filled < n) {
+        if (_buf.empty()) {
+            if (_eof) {
+                break;
+            }
+            _buf = co_await _ds.get();
+            if (_buf.empty()) {
+                _eof = true;
+                break;
+            }
+        }
+        size_t take = std::min(n - filled, _buf.size());
+        std::memcpy(out.get_write() + filled, _buf.get(), take);
+        _buf.trim_front(take);
+        filled += take;
+    }
+    out.trim(filled);
+    co_return out;
+}
+
+future<> input_stream::skip(uint64_t n) {
+    if (_buf.size() >= n) {
+        _buf.trim_front(n);
+        co_return;
+    }
+    n -= _buf.size();
+    _buf = temporary_buffer();
+    if (_eof) {
+        co_return;
+    }
+    _buf = co_await _ds.skip(n);
+    if (_buf.empty()) {
+        _eof = true;
+    }
+}
+
+future<> input_stream::close() {
+    _buf = temporary_buffer();
+    if (_ds) {
+        co_await _ds.close();
+    }
+}
+
+namespace {
+
+// One read in flight or done. Owned by the source; if the source dies while
+// the kernel still writes into it, the read frees itself on completion.
+struct pending_read final : io_completion {
+    temporary_buffer buf;
+    uint64_t pos = 0;       // aligned file offset of buf
+    size_t len = 0;         // bytes requested
+    ssize_t result = 0;
+    bool done = false;
+    bool orphaned = false;
+    std::coroutine_handle<> waiter;
+
+    void complete(ssize_t r) noexcept override {
+        result = r;
+        done = true;
+        if (orphaned) {
+            delete this;
+            return;
+        }
+        if (waiter) {
+            internal::schedule(std::exchange(waiter, nullptr));
+        }
+    }
+};
+
+struct read_awaiter {
+    pending_read& r;
+    bool await_ready() const noexcept { return r.done; }
+    void await_suspend(std::coroutine_handle<> h) noexcept { r.waiter = h; }
+    void await_resume() const noexcept {}
+};
+
+class file_data_source final : public data_source_impl {
+public:
+    file_data_source(file f, uint64_t offset, uint64_t len, file_input_stream_options opts)
+        : _file(std::move(f)), _pos(offset), _end(offset + len), _read_ahead(opts.read_ahead) {
+        uint64_t a = _file.disk_read_dma_alignment();
+        _buffer_size = std::max<uint64_t>(a, (opts.buffer_size + a - 1) / a * a);
+        // Reads start at the aligned offset below `offset`; the first
+        // buffer's front is trimmed.
+        _next_issue = offset / a * a;
+    }
+
+    ~file_data_source() override {
+        for (auto* r : _reads) {
+            abandon(r);
+        }
+    }
+
+    future<temporary_buffer> get() override {
+        if (_pos >= _end) {
+            co_return temporary_buffer();
+        }
+        issue_reads();
+        pending_read* r = _reads.front();
+        if (!r->done) {
+            ++engine().io().reads_blocked;
+            co_await read_awaiter{*r};
+        }
+        _reads.pop_front();
+        std::unique_ptr<pending_read> owned(r);
+        if (r->result < 0) {
+            throw std::system_error(int(-r->result), std::system_category(),
+                                    fmt::format("read {} at offset {} ({} bytes)", _file.path(), r->pos, r->len));
+        }
+        engine().io().bytes_read += size_t(r->result);
+        auto buf = std::move(r->buf);
+        buf.trim(size_t(r->result));
+        // This buffer covers [r->pos, r->pos + result); hand out from _pos.
+        uint64_t skip_front = _pos - r->pos;
+        if (skip_front >= buf.size()) {
+            // The file ended before the range did.
+            _pos = _end;
+            drop_reads();
+            co_return temporary_buffer();
+        }
+        buf.trim_front(skip_front);
+        buf.trim(std::min<uint64_t>(buf.size(), _end - _pos));
+        _pos += buf.size();
+        if (size_t(r->result) < r->len && _pos < _end) {
+            // Short read: end of file inside our range.
+            _end = _pos;
+            drop_reads();
+        }
+        co_return buf;
+    }
+
+    future<temporary_buffer> skip(uint64_t n) override {
+        _pos = std::min(_end, _pos + n);
+        // Reads wholly before the new position are dropped; the one that
+        // holds it is kept.
+        while (!_reads.empty() && _reads.front()->pos + _reads.front()->len <= _pos) {
+            abandon(_reads.front());
+            _reads.pop_front();
+            ++engine().io().read_ahead_dropped;
+        }
+        if (_reads.empty()) {
+            uint64_t a = _file.disk_read_dma_alignment();
+            _next_issue = std::max(_next_issue, _pos / a * a);
+        }
+        return get();
+    }
+
+    future<> close() override {
+        // The kernel may still write into read-ahead buffers: wait for them.
+        while (!_reads.empty()) {
+            pending_read* r = _reads.front();
+            if (!r->done) {
+                co_await read_awaiter{*r};
+            }
+            _reads.pop_front();
+            delete r;
+            ++engine().io().read_ahead_dropped;
+        }
+        _pos = _end;
+    }
+
+private:
+    void issue_reads() {
+        while (_reads.size() < 1 + _read_ahead && _next_issue < _end) {
+            auto* r = new pending_read;
+            r->pos = _next_issue;
+            uint64_t a = _file.disk_read_dma_alignment();
+            uint64_t want_end = std::min<uint64_t>(_next_issue + _buffer_size, (_end + a - 1) / a * a);
+            r->len = want_end - _next_issue;
+            r->buf = _file.allocate_aligned_buffer(r->len);
+            _next_issue += r->len;
+            _reads.push_back(r);
+            try {
+                _file.submit_read(r->pos, r->buf.get_write(), r->len, r);
+            } catch (...) {
+                _reads.pop_back();
+                delete r;
+                throw;
+            }
+        }
+    }
+
+    void drop_reads() {
+        while (!_reads.empty()) {
+            abandon(_reads.front());
+            _reads.pop_front();
+            ++engine().io().read_ahead_dropped;
+        }
+    }
+
+    static void abandon(pending_read* r) noexcept {
+        if (r->done) {
+            delete r;
+        } else {
+            r->orphaned = true;
+        }
+    }
+
+    file _file;
+    uint64_t _pos;          // next byte to hand out
+    uint64_t _end;          // end of the range (shrinks at end of file)
+    uint64_t _next_issue;   // file offset of the next read to issue
+    uint64_t _buffer_size;
+    unsigned _read_ahead;
+    std::deque<pending_read*> _reads;
+};
+
+} // namespace
+
+data_source make_file_data_source(file f, uint64_t offset, uint64_t len, file_input_stream_options opts) {
+    return data_source(std::make_unique<file_data_source>(std::move(f), offset, len, opts));
+}
+
+input_stream make_file_input_stream(file f, uint64_t offset, uint64_t len, file_input_stream_options opts) {
+    return input_stream(make_file_data_source(std::move(f), offset, len, opts));
+}
+
+} // namespace reef

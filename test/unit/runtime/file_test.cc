@@ -1,0 +1,226 @@
+// Tests of the file layer and the read-ahead file input stream, run on every
+// I/O backend this machine can start.
+#include "runtime/file.hh"
+#include "runtime/input_stream.hh"
+#include "runtime/reactor.hh"
+#include "runtime/when_all.hh"
+#include "test/lib/reef_test.hh"
+
+#include <cstdlib>
+#include <fcntl.h>
+#include <random>
+#include <string>
+#include <system_error>
+#include <unistd.h>
+
+using namespace reef;
+
+namespace {
+
+// A scratch directory under the build tree's tmp (a real filesystem, so that
+// O_DIRECT is honoured), removed at the end.
+struct scratch_dir {
+    std::string path;
+    scratch_dir() {
+        char tmpl[] = "/var/tmp/reef-file-test-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~scratch_dir() { (void)std::system(("rm -rf " + path).c_str()); }
+};
+
+std::string pattern(size_t n, unsigned seed) {
+    std::string s(n, '\0');
+    std::mt19937 rng(seed);
+    for (auto& c : s) {
+        c = char(rng());
+    }
+    return s;
+}
+
+// Runs body once per available backend.
+template <typename Body>
+void on_every_backend(Body body) {
+    for (auto kind : testing::available_io_backends()) {
+        BOOST_TEST_MESSAGE("backend " << to_string(kind));
+        auto cfg = testing::test_runtime_config();
+        cfg.io_backend = kind;
+        testing::run_in_runtime(cfg, [&]() -> future<> {
+            BOOST_CHECK(current_io_backend() == kind);
+            co_await body();
+        });
+    }
+}
+
+future<file> write_file(const std::string& path, const std::string& data) {
+    auto f = co_await open_file_dma(path, open_flags::rw | open_flags::create | open_flags::truncate);
+    uint64_t a = f.disk_write_dma_alignment();
+    size_t padded = (data.size() + a - 1) / a * a;
+    auto buf = f.allocate_aligned_buffer(padded);
+    std::memset(buf.get_write(), 0, padded);
+    std::memcpy(buf.get_write(), data.data(), data.size());
+    co_await f.dma_write(0, buf.get(), padded);
+    co_await f.truncate(data.size());
+    co_await f.flush();
+    co_return f;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(test_write_read_back_every_backend) {
+    scratch_dir dir;
+    on_every_backend([&]() -> future<> {
+        auto data = pattern(100000, 1);
+        auto path = dir.path + "/a";
+        auto f = co_await write_file(path, data);
+        BOOST_CHECK_EQUAL(co_await f.size(), data.size());
+        // Unaligned ranges through the temporary_buffer form.
+        for (auto [pos, len] : std::vector<std::pair<size_t, size_t>>{{0, 10}, {4095, 2}, {5000, 70000}, {99990, 10}}) {
+            auto b = co_await f.dma_read(pos, len);
+            BOOST_REQUIRE_EQUAL(b.size(), len);
+            BOOST_CHECK(b.view() == std::string_view(data).substr(pos, len));
+        }
+        // Reading past the end returns what exists.
+        auto tail = co_await f.dma_read(99000, 5000);
+        BOOST_CHECK_EQUAL(tail.size(), 1000u);
+        BOOST_CHECK((co_await f.dma_read(200000, 10)).empty());
+        try {
+            (void)co_await f.dma_read_exactly(99000, 5000);
+            BOOST_FAIL("expected a short-read error");
+        } catch (const std::system_error& e) {
+            std::string what = e.what();
+            BOOST_CHECK_MESSAGE(what.find(path) != std::string::npos && what.find("99000") != std::string::npos, what);
+        }
+        auto before = engine().io();
+        co_await f.dma_read(0, 4096);
+        BOOST_CHECK_EQUAL(engine().io().reads, before.reads + 1);
+        BOOST_CHECK_EQUAL(engine().io().bytes_read, before.bytes_read + 4096);
+        co_await f.close();
+        BOOST_CHECK_THROW(co_await f.dma_read(0, 10), std::system_error);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(test_concurrent_reads_every_backend) {
+    scratch_dir dir;
+    on_every_backend([&]() -> future<> {
+        auto data = pattern(1 << 20, 2);
+        auto f = co_await write_file(dir.path + "/b", data);
+        std::vector<future<temporary_buffer>> reads;
+        for (size_t i = 0; i < 256; ++i) {
+            reads.push_back(f.dma_read((i * 4096 * 7) % (data.size() - 4096), 4096));
+        }
+        auto bufs = co_await when_all(std::move(reads));
+        for (size_t i = 0; i < bufs.size(); ++i) {
+            size_t pos = (i * 4096 * 7) % (data.size() - 4096);
+            BOOST_REQUIRE(bufs[i].view() == std::string_view(data).substr(pos, 4096));
+        }
+        co_await f.close();
+    });
+}
+
+BOOST_AUTO_TEST_CASE(test_open_errors_name_the_path) {
+    scratch_dir dir;
+    on_every_backend([&]() -> future<> {
+        auto missing = dir.path + "/no/such/file";
+        try {
+            co_await open_file_dma(missing, open_flags::ro);
+            BOOST_FAIL("expected an error");
+        } catch (const std::system_error& e) {
+            BOOST_CHECK_EQUAL(e.code().value(), ENOENT);
+            BOOST_CHECK(std::string(e.what()).find(missing) != std::string::npos);
+        }
+        BOOST_CHECK(!(co_await file_exists(missing)));
+        auto d = dir.path + "/" + std::string(to_string(current_io_backend()));
+        co_await make_directory(d);
+        BOOST_CHECK_THROW(co_await make_directory(d), std::system_error);
+        auto f = co_await write_file(d + "/x.tmp", "hello");
+        co_await f.close();
+        co_await rename_file(d + "/x.tmp", d + "/x");
+        co_await sync_directory(d);
+        BOOST_CHECK(co_await file_exists(d + "/x"));
+        co_await remove_file(d + "/x");
+        BOOST_CHECK(!(co_await file_exists(d + "/x")));
+        BOOST_CHECK_THROW(co_await remove_file(d + "/x"), std::system_error);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(test_input_stream_every_backend) {
+    scratch_dir dir;
+    on_every_backend([&]() -> future<> {
+        auto data = pattern(300000, 3);
+        auto f = co_await write_file(dir.path + "/c", data);
+        // Whole-range reads with several buffer sizes and read-ahead depths,
+        // from unaligned offsets, compared byte for byte.
+        for (size_t bs : {4096u, 8192u, 65536u}) {
+            for (unsigned ra : {0u, 1u, 4u}) {
+                for (auto [off, len] : std::vector<std::pair<uint64_t, uint64_t>>{{0, 300000}, {777, 123456}, {299999, 1}, {1000, 0}}) {
+                    auto in = make_file_input_stream(f, off, len, {bs, ra});
+                    std::string got;
+                    while (true) {
+                        auto b = co_await in.read();
+                        if (b.empty()) {
+                            break;
+                        }
+                        got.append(b.get(), b.size());
+                    }
+                    co_await in.close();
+                    BOOST_REQUIRE_MESSAGE(got == data.substr(off, len),
+                                          "bs=" << bs << " ra=" << ra << " off=" << off << " len=" << len);
+                }
+            }
+        }
+        // read_exactly across buffers, skip within and beyond the read-ahead.
+        auto in = make_file_input_stream(f, 10, 290000, {4096, 2});
+        auto a = co_await in.read_exactly(5000);
+        BOOST_CHECK(a.view() == std::string_view(data).substr(10, 5000));
+        co_await in.skip(3);
+        auto b = co_await in.read_exactly(10);
+        BOOST_CHECK(b.view() == std::string_view(data).substr(5013, 10));
+        auto dropped_before = engine().io().read_ahead_dropped;
+        co_await in.skip(100000);
+        BOOST_CHECK_GT(engine().io().read_ahead_dropped, dropped_before);
+        auto c = co_await in.read_exactly(100);
+        BOOST_CHECK(c.view() == std::string_view(data).substr(105023, 100));
+        auto rest = co_await in.read_exactly(1000000);
+        BOOST_CHECK_EQUAL(rest.size(), 290010u - 105123u);
+        BOOST_CHECK(in.eof());
+        co_await in.close();
+
+        // A range that runs past the end of the file stops at the end.
+        auto past = make_file_input_stream(f, 299000, 10000);
+        auto all = co_await past.read_exactly(10000);
+        BOOST_CHECK_EQUAL(all.size(), 1000u);
+        co_await past.close();
+
+        // Read-ahead hides the disk: with deep read-ahead, later reads are
+        // mostly already done when asked for.
+        auto blocked_before = engine().io().reads_blocked;
+        auto deep = make_file_input_stream(f, 0, 300000, {4096, 8});
+        size_t n = 0;
+        while (true) {
+            auto x = co_await deep.read();
+            if (x.empty()) {
+                break;
+            }
+            ++n;
+        }
+        co_await deep.close();
+        BOOST_CHECK_GE(n, 70u);
+        BOOST_CHECK_LT(engine().io().reads_blocked - blocked_before, n);
+        co_await f.close();
+    });
+}
+
+BOOST_AUTO_TEST_CASE(test_stream_destroyed_with_reads_in_flight) {
+    scratch_dir dir;
+    on_every_backend([&]() -> future<> {
+        auto data = pattern(1 << 20, 4);
+        auto f = co_await write_file(dir.path + "/d", data);
+        for (int i = 0; i < 20; ++i) {
+            auto in = make_file_input_stream(f, 0, data.size(), {65536, 8});
+            auto first = co_await in.read();
+            BOOST_CHECK(!first.empty());
+            // Destroyed without close(): in-flight reads free themselves.
+        }
+        co_await f.close();
+    });
+}

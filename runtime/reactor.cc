@@ -52,13 +52,15 @@ reactor::~reactor() = default;
 
 void reactor::run_tasks() {
     _preempt_at = steady_clock_type::now() + _cfg.task_quota;
-    unsigned n = 0;
-    while (!_run_queue.empty()) {
+    // Only the tasks queued before this round: a task that keeps yielding
+    // must not starve I/O and cross-shard polling for a whole task quota.
+    size_t n = _run_queue.size();
+    for (size_t i = 1; i <= n; ++i) {
         auto h = _run_queue.pop_front();
         h.resume();
         ++_tasks_processed;
         // Reading the clock per task would cost as much as a small task.
-        if ((++n & 15) == 0 && need_preempt()) {
+        if ((i & 15) == 0 && need_preempt()) {
             break;
         }
     }

@@ -1,0 +1,51 @@
+// The reef binary: `reef <subcommand> [options]`. With no subcommand it will run
+// the node (the CQL server issue); until then it lists what it can do.
+#include "test/perf/perf.hh"
+
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+namespace {
+
+struct subcommand {
+    const char* name;
+    const char* help;
+    int (*main)(int argc, char** argv);
+};
+
+const subcommand subcommands[] = {
+    {"perf-runtime", "benchmark of the shard runtime: coroutine calls, cross-shard calls, file reads",
+     reef::perf::perf_runtime_main},
+};
+
+void usage(FILE* out) {
+    std::fprintf(out, "usage: reef <subcommand> [options]\n\nsubcommands:\n");
+    for (auto& s : subcommands) {
+        std::fprintf(out, "  %-16s %s\n", s.name, s.help);
+    }
+    std::fprintf(out, "\n`reef <subcommand> --help` lists a subcommand's options.\n"
+                      "Running the node itself (reef with no subcommand) arrives with the CQL server.\n");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    std::string_view cmd = argv[1];
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+        usage(stdout);
+        return 0;
+    }
+    for (auto& s : subcommands) {
+        if (cmd == s.name) {
+            return s.main(argc - 1, argv + 1);
+        }
+    }
+    std::fprintf(stderr, "reef: unknown subcommand '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,9 @@
+// Entry points of the benchmarks built into the reef binary (`reef perf-*`).
+// Each parses its own options and returns the process exit status.
+#pragma once
+
+namespace reef::perf {
+
+int perf_runtime_main(int argc, char** argv);
+
+} // namespace reef::perf

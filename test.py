@@ -244,7 +244,7 @@ def save_durations(mode, results):
 def main():
     p = argparse.ArgumentParser(description='Build and run Reef tests.')
     p.add_argument('--mode', action='append', choices=['debug', 'dev', 'release'],
-                   help='build mode to test (repeatable; default: dev)')
+                   help='build mode to test (repeatable; default: dev and debug, the latter with ASan and UBSan)')
     p.add_argument('-j', '--jobs', type=int, default=os.cpu_count() or 1,
                    help='tests run in parallel (default: number of CPUs)')
     p.add_argument('--timeout', type=float, default=300, help='seconds per test (default 300)')
@@ -254,7 +254,7 @@ def main():
     p.add_argument('names', nargs='*',
                    help='run only tests whose "room/binary::case" contains one of these')
     args = p.parse_args()
-    modes = args.mode or ['dev']
+    modes = args.mode or ['dev', 'debug']
     os.chdir(ROOT)
     signal.signal(signal.SIGTERM, interrupted)
 

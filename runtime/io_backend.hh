@@ -41,8 +41,8 @@ public:
     virtual void write(int fd, uint64_t pos, const void* buf, size_t len, io_completion* c) = 0;
     virtual void fdatasync(int fd, io_completion* c) = 0;
 
-    // Stream sockets. accept's result is the new fd (SOCK_CLOEXEC|SOCK_NONBLOCK
-    // not promised: the socket layer sets what it needs).
+    // Stream sockets. accept's result is the new fd, made SOCK_CLOEXEC and
+    // SOCK_NONBLOCK by every backend.
     virtual void accept(int fd, io_completion* c) = 0;
     virtual void connect(int fd, const sockaddr* addr, socklen_t len, io_completion* c) = 0;
     virtual void recv(int fd, void* buf, size_t len, io_completion* c) = 0;
@@ -55,7 +55,8 @@ public:
     // blocking. Returns true if it delivered any.
     virtual bool poll() = 0;
     // Blocks until a completion is ready, wake() is called, or the timeout
-    // (none: forever) passes. Completions are delivered by the next poll().
+    // (none: forever) passes; may also return early (EINTR), so callers loop.
+    // Completions are delivered by the next poll().
     virtual void wait(std::optional<std::chrono::nanoseconds> timeout) = 0;
     // Thread-safe: makes a wait() in progress (or the next one) return.
     virtual void wake() noexcept = 0;

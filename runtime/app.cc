@@ -50,6 +50,8 @@ future<> stop_all_shards() {
 }
 
 future<> run_main(std::function<future<int>()>& main_fn, int& exit_code, std::exception_ptr& error) {
+    // Start from inside shard 0's loop, once it has set itself up (metrics).
+    co_await yield();
     try {
         exit_code = co_await main_fn();
     } catch (...) {

@@ -2,24 +2,28 @@
 #include "runtime/reactor.hh"
 
 #include "runtime/blocking.hh"
+#include "runtime/log.hh"
+#include "runtime/metrics.hh"
 #include "runtime/smp.hh"
 
 #include <algorithm>
-#include <cstdio>
 #include <exception>
-#include <fmt/core.h>
 
 namespace reef {
 
+namespace {
+logger rlog("runtime");
+}
+
 void internal::report_detached_exception(std::exception_ptr ex) noexcept {
     // A background coroutine has nobody to hand its failure to; losing it
-    // silently would hide bugs, so it is printed with the shard that ran it.
+    // silently would hide bugs, so it is logged with the shard that ran it.
     try {
         std::rethrow_exception(ex);
     } catch (const std::exception& e) {
-        fmt::print(stderr, "ERROR [shard {}] runtime - background task failed: {}\n", this_shard_id(), e.what());
+        rlog.error("background task failed: {}", e.what());
     } catch (...) {
-        fmt::print(stderr, "ERROR [shard {}] runtime - background task failed: unknown exception\n", this_shard_id());
+        rlog.error("background task failed: unknown exception");
     }
 }
 
@@ -122,6 +126,28 @@ void reactor::wakeup() noexcept {
 }
 
 void reactor::run() {
+    // Registered here, on the shard's own thread: the registry is per shard.
+    metrics::metric_groups metrics;
+    metrics.add_group("reactor", {
+        metrics::make_counter("tasks_processed", [this] { return _tasks_processed; },
+                              metrics::description("coroutines resumed from the run queue")),
+        metrics::make_counter("sleeps", [this] { return _sleeps; },
+                              metrics::description("times the idle loop slept in its I/O backend")),
+        metrics::make_gauge("tasks_pending", [this] { return int64_t(_run_queue.size()); },
+                            metrics::description("coroutines waiting on the run queue")),
+    });
+    metrics.add_group("io", {
+        metrics::make_counter("reads", [this] { return _io_stats.reads; }, metrics::description("file reads submitted")),
+        metrics::make_counter("writes", [this] { return _io_stats.writes; }, metrics::description("file writes submitted")),
+        metrics::make_counter("bytes_read", [this] { return _io_stats.bytes_read; }, metrics::description("bytes read from files")),
+        metrics::make_counter("bytes_written", [this] { return _io_stats.bytes_written; },
+                              metrics::description("bytes written to files")),
+        metrics::make_counter("reads_blocked", [this] { return _io_stats.reads_blocked; },
+                              metrics::description("stream reads that had to wait for the disk")),
+        metrics::make_counter("read_ahead_dropped", [this] { return _io_stats.read_ahead_dropped; },
+                              metrics::description("read-ahead buffers discarded unused")),
+        metrics::make_counter("fsyncs", [this] { return _io_stats.fsyncs; }, metrics::description("fdatasync calls")),
+    });
     bool idle = false;
     steady_clock_type::time_point idle_since{};
     while (!_stopping) {

@@ -19,6 +19,7 @@
 #include <fmt/core.h>
 #include <liburing.h>
 #include <string>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -145,6 +146,12 @@ struct read_setup {
 uint64_t offset_of(const read_setup& s, uint64_t i) {
     uint64_t blocks = s.file_size / s.block;
     return (i * 7919 % blocks) * s.block;
+}
+
+double process_cpu_seconds() {
+    rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 double mb_per_s(uint64_t bytes, double secs) { return double(bytes) / secs / (1024.0 * 1024.0); }
@@ -321,9 +328,14 @@ int perf_runtime_main(int argc, char** argv) {
 
     call_costs cc{};
     smp_costs sc{};
+    double idle_cpu = 0;
     run(cfg, [&]() -> future<int> {
         cc = co_await measure_calls(calls);
         sc = co_await measure_smp(smp_calls);
+        co_await sleep(std::chrono::milliseconds(50));
+        double before = process_cpu_seconds();
+        co_await sleep(std::chrono::seconds(1));
+        idle_cpu = process_cpu_seconds() - before;
         co_return 0;
     });
     fmt::print("{:<48} {:>12}\n", "coroutine call (pooled frame), ns", fmt::format("{:.2f}", cc.coroutine_ns));
@@ -331,6 +343,8 @@ int perf_runtime_main(int argc, char** argv) {
     fmt::print("{:<48} {:>12}\n", "cross-shard round trip, both shards busy, us", fmt::format("{:.2f}", sc.busy_round_trip_us));
     fmt::print("{:<48} {:>12}\n", "cross-shard round trip, target asleep, us", fmt::format("{:.2f}", sc.idle_round_trip_us));
     fmt::print("{:<48} {:>12}\n", "cross-shard calls/s, 64 in flight", fmt::format("{:.0f}", sc.pipelined_calls_per_s));
+    fmt::print("{:<48} {:>12}\n", fmt::format("idle CPU, all {} shards, % of one core", cfg.smp),
+               fmt::format("{:.2f}", idle_cpu * 100));
 
     ::mkdir(data_dir.c_str(), 0755);
     read_setup s{data_dir + "/perf-runtime.dat", file_mb << 20, size_t(block_kb) << 10, duration};

@@ -1,0 +1,69 @@
+// dht::token (a Murmur3Partitioner token, a signed 64-bit ring position) and dht::decorated_key (token + serialized partition key).
+// Promises: tokens equal Cassandra's for the same key bytes; decorated keys order exactly as Cassandra orders partitions (token, then key bytes unsigned).
+#pragma once
+
+#include "mutation/partition_key.hh"
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace reef::dht {
+
+class token {
+public:
+    constexpr token() noexcept = default;
+    constexpr explicit token(int64_t value) noexcept : _value(value) {}
+
+    constexpr int64_t value() const noexcept { return _value; }
+
+    // The ring's minimum sorts before every key's token (only the empty key
+    // maps to it); the maximum is a token keys can own.
+    static constexpr token minimum() noexcept { return token(std::numeric_limits<int64_t>::min()); }
+    static constexpr token maximum() noexcept { return token(std::numeric_limits<int64_t>::max()); }
+
+    constexpr auto operator<=>(const token&) const noexcept = default;
+
+    // As Cassandra prints it (Long.toString).
+    std::string to_string() const { return std::to_string(_value); }
+
+private:
+    int64_t _value = std::numeric_limits<int64_t>::min();
+};
+
+// Murmur3Partitioner.getToken of the serialized partition key.
+token murmur3_token(std::span<const std::byte> partition_key_bytes) noexcept;
+token murmur3_token(std::span<const char> partition_key_bytes) noexcept;
+inline token murmur3_token(std::string_view partition_key_bytes) noexcept {
+    return murmur3_token(std::span<const char>(partition_key_bytes));
+}
+inline token murmur3_token(const partition_key& key) noexcept {
+    return murmur3_token(key.bytes());
+}
+
+// A partition key with its token: the unit of partition order.
+class decorated_key {
+public:
+    // Computes the token from the key.
+    explicit decorated_key(partition_key key);
+    // For keys whose token is already known (read from an index); the caller
+    // vouches that t is the key's token.
+    decorated_key(token t, partition_key key) noexcept : _token(t), _key(std::move(key)) {}
+
+    const token& get_token() const noexcept { return _token; }
+    const partition_key& key() const noexcept { return _key; }
+
+    std::strong_ordering operator<=>(const decorated_key& o) const noexcept;
+    bool operator==(const decorated_key& o) const noexcept { return (*this <=> o) == 0; }
+
+private:
+    token _token;
+    partition_key _key;
+};
+
+} // namespace reef::dht

@@ -39,7 +39,13 @@ private:
 // Murmur3Partitioner.getToken of the serialized partition key.
 token murmur3_token(std::span<const std::byte> partition_key_bytes) noexcept;
 token murmur3_token(std::span<const char> partition_key_bytes) noexcept;
+inline token murmur3_token(std::span<const uint8_t> partition_key_bytes) noexcept {
+    return murmur3_token(std::as_bytes(partition_key_bytes));
+}
 inline token murmur3_token(std::string_view partition_key_bytes) noexcept {
+    return murmur3_token(std::span<const char>(partition_key_bytes));
+}
+inline token murmur3_token(const std::string& partition_key_bytes) noexcept {
     return murmur3_token(std::span<const char>(partition_key_bytes));
 }
 inline token murmur3_token(const partition_key& key) noexcept {

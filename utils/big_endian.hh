@@ -64,6 +64,11 @@ inline T read_be_unchecked(const char* p) noexcept {
     return read_be_unchecked<T>(reinterpret_cast<const std::byte*>(p));
 }
 
+template <std::integral T>
+inline T read_be_unchecked(const uint8_t* p) noexcept {
+    return read_be_unchecked<T>(reinterpret_cast<const std::byte*>(p));
+}
+
 // Writes sizeof(T) bytes at p; the caller guarantees room for them.
 template <std::integral T>
 inline void write_be_unchecked(std::byte* p, T v) noexcept {
@@ -73,6 +78,11 @@ inline void write_be_unchecked(std::byte* p, T v) noexcept {
 
 template <std::integral T>
 inline void write_be_unchecked(char* p, T v) noexcept {
+    write_be_unchecked<T>(reinterpret_cast<std::byte*>(p), v);
+}
+
+template <std::integral T>
+inline void write_be_unchecked(uint8_t* p, T v) noexcept {
     write_be_unchecked<T>(reinterpret_cast<std::byte*>(p), v);
 }
 
@@ -91,6 +101,11 @@ inline T read_be(std::span<const char> buf, size_t offset) {
     return read_be<T>(std::as_bytes(buf), offset);
 }
 
+template <std::integral T>
+inline T read_be(std::span<const uint8_t> buf, size_t offset) {
+    return read_be<T>(std::as_bytes(buf), offset);
+}
+
 // Writes v at buf[offset..offset+sizeof(T)), or throws big_endian_error and writes nothing.
 template <std::integral T>
 inline void write_be(std::span<std::byte> buf, size_t offset, T v) {
@@ -102,6 +117,11 @@ inline void write_be(std::span<std::byte> buf, size_t offset, T v) {
 
 template <std::integral T>
 inline void write_be(std::span<char> buf, size_t offset, T v) {
+    write_be<T>(std::as_writable_bytes(buf), offset, v);
+}
+
+template <std::integral T>
+inline void write_be(std::span<uint8_t> buf, size_t offset, T v) {
     write_be<T>(std::as_writable_bytes(buf), offset, v);
 }
 

@@ -17,12 +17,20 @@ inline std::array<int64_t, 2> cassandra_murmur3_x64_128(std::span<const char> da
     return cassandra_murmur3_x64_128(std::as_bytes(data), seed);
 }
 
+inline std::array<int64_t, 2> cassandra_murmur3_x64_128(std::span<const uint8_t> data, int64_t seed) noexcept {
+    return cassandra_murmur3_x64_128(std::as_bytes(data), seed);
+}
+
 // Murmur3Partitioner.getToken's value for a serialized partition key: h1 of
 // the seed-0 hash, with INT64_MIN moved to INT64_MAX because INT64_MIN is the
 // ring's minimum token that no key may own; an empty key gets INT64_MIN.
 int64_t murmur3_token_value(std::span<const std::byte> key) noexcept;
 
 inline int64_t murmur3_token_value(std::span<const char> key) noexcept {
+    return murmur3_token_value(std::as_bytes(key));
+}
+
+inline int64_t murmur3_token_value(std::span<const uint8_t> key) noexcept {
     return murmur3_token_value(std::as_bytes(key));
 }
 

@@ -75,5 +75,17 @@ inline uint64_t read_unsigned_vint(std::span<const char> in, size_t& offset) {
 inline int64_t read_signed_vint(std::span<const char> in, size_t& offset) {
     return read_signed_vint(std::as_bytes(in), offset);
 }
+inline std::optional<vint_decoded<uint64_t>> try_decode_unsigned_vint(std::span<const uint8_t> in) noexcept {
+    return try_decode_unsigned_vint(std::as_bytes(in));
+}
+inline std::optional<vint_decoded<int64_t>> try_decode_signed_vint(std::span<const uint8_t> in) noexcept {
+    return try_decode_signed_vint(std::as_bytes(in));
+}
+inline uint64_t read_unsigned_vint(std::span<const uint8_t> in, size_t& offset) {
+    return read_unsigned_vint(std::as_bytes(in), offset);
+}
+inline int64_t read_signed_vint(std::span<const uint8_t> in, size_t& offset) {
+    return read_signed_vint(std::as_bytes(in), offset);
+}
 
 } // namespace reef::utils

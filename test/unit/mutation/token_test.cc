@@ -64,3 +64,13 @@ BOOST_AUTO_TEST_CASE(decorated_keys_with_equal_tokens_order_by_unsigned_bytes) {
     BOOST_TEST((a == decorated_key(token(7), partition_key(std::string("\x01", 1)))));
     BOOST_TEST((decorated_key(int_key(9)).get_token() == murmur3_token(int_key(9))));
 }
+
+BOOST_AUTO_TEST_CASE(token_of_every_byte_container_agrees) {
+    std::string s("\x00\x00\x00\x01", 4);
+    std::vector<uint8_t> u(s.begin(), s.end());
+    auto expected = murmur3_token(int_key(1));
+    BOOST_TEST((murmur3_token(s) == expected));
+    BOOST_TEST((murmur3_token(std::string_view(s)) == expected));
+    BOOST_TEST((murmur3_token(std::span<const uint8_t>(u)) == expected));
+    BOOST_TEST((murmur3_token(std::as_bytes(std::span<const char>(s))) == expected));
+}

@@ -75,3 +75,13 @@ BOOST_AUTO_TEST_CASE(big_endian_bounds_errors) {
         BOOST_TEST(static_cast<uint8_t>(b) == 0x11);
     }
 }
+
+BOOST_AUTO_TEST_CASE(big_endian_uint8_spans) {
+    std::vector<uint8_t> u(8);
+    write_be<uint64_t>(std::span<uint8_t>(u), 0, 0x0102030405060708ULL);
+    BOOST_TEST(u[0] == 1);
+    BOOST_TEST(u[7] == 8);
+    BOOST_TEST(read_be<uint16_t>(std::span<const uint8_t>(u), 6) == 0x0708);
+    BOOST_TEST(read_be_unchecked<uint32_t>(u.data()) == 0x01020304u);
+    BOOST_CHECK_THROW(read_be<uint16_t>(std::span<const uint8_t>(u), 7), big_endian_error);
+}

@@ -3,6 +3,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,5 +36,18 @@ BOOST_AUTO_TEST_CASE(crc32_incremental_equals_whole) {
     BOOST_TEST(h.value() == whole);
     h.reset();
     h.update(std::span<const char>("123456789", 9));
+    BOOST_TEST(h.value() == 0xCBF43926u);
+}
+
+BOOST_AUTO_TEST_CASE(crc32_accepts_every_byte_container) {
+    std::string s("123456789");
+    std::vector<uint8_t> u(s.begin(), s.end());
+    std::vector<std::byte> b(u.size());
+    std::memcpy(b.data(), u.data(), u.size());
+    BOOST_TEST(crc32(s) == 0xCBF43926u);
+    BOOST_TEST(crc32(std::span<const uint8_t>(u)) == 0xCBF43926u);
+    BOOST_TEST(crc32(std::span<const std::byte>(b)) == 0xCBF43926u);
+    crc32_hasher h;
+    h.update(std::span<const uint8_t>(u));
     BOOST_TEST(h.value() == 0xCBF43926u);
 }

@@ -193,6 +193,12 @@ BOOST_AUTO_TEST_CASE(vint_append_and_char_spans) {
     BOOST_TEST(read_unsigned_vint(std::span<const char>(s), off) == 300u);
     BOOST_TEST(read_signed_vint(std::span<const char>(s), off) == -300);
     BOOST_TEST(off == s.size());
+    std::vector<uint8_t> u(s.begin(), s.end());
+    off = 0;
+    BOOST_TEST(read_unsigned_vint(std::span<const uint8_t>(u), off) == 300u);
+    auto d = try_decode_signed_vint(std::span<const uint8_t>(u).subspan(off));
+    BOOST_REQUIRE(d);
+    BOOST_TEST(d->value == -300);
 }
 
 BOOST_AUTO_TEST_CASE(vint_non_minimal_encodings_decode) {

@@ -8,10 +8,14 @@
 
 namespace reef {
 
+// Write times live in their own namespace, as in ScyllaDB, so that
+// reef::timestamp_type() can name the CQL type.
+namespace api {
 // Microseconds since the epoch, as given by the writer (USING TIMESTAMP).
 using timestamp_type = int64_t;
 // "No timestamp": older than any real write (Cassandra's Long.MIN_VALUE).
 inline constexpr timestamp_type missing_timestamp = std::numeric_limits<int64_t>::min();
+} // namespace api
 
 // Seconds since the epoch on the node's clock: when something was deleted, or
 // when an expiring cell expires. Cassandra's sstables store 32 bits; we keep
@@ -25,10 +29,10 @@ inline constexpr int32_t no_deletion_time_32 = std::numeric_limits<int32_t>::max
 // A deletion: everything written at or before `timestamp` that it covers is
 // deleted. An empty tombstone (the default) deletes nothing.
 struct tombstone {
-    timestamp_type timestamp = missing_timestamp;
+    api::timestamp_type timestamp = api::missing_timestamp;
     deletion_time_type deletion_time = no_deletion_time;
 
-    constexpr bool empty() const noexcept { return timestamp == missing_timestamp; }
+    constexpr bool empty() const noexcept { return timestamp == api::missing_timestamp; }
     explicit constexpr operator bool() const noexcept { return !empty(); }
 
     // True if this deletion wins over o: a later timestamp, or on a tie the
@@ -43,7 +47,7 @@ struct tombstone {
         }
     }
     // Whether data written at ts is deleted by this tombstone.
-    constexpr bool deletes(timestamp_type ts) const noexcept { return !empty() && ts <= timestamp; }
+    constexpr bool deletes(api::timestamp_type ts) const noexcept { return !empty() && ts <= timestamp; }
 
     // The order of supersedes(): a < b when b wins over a.
     constexpr auto operator<=>(const tombstone&) const noexcept = default;

@@ -1,0 +1,359 @@
+// Tests of value printing and parsing: sstabledump's JSON for hand-built serialized values, CQL literals both
+// ways, and every value of the peer corpus' expected.json read back and printed identically.
+#include "corpus.hh"
+
+#include "schema/cql_parser.hh"
+#include "schema/types.hh"
+#include "schema/value_format.hh"
+
+#include <boost/test/unit_test.hpp>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+using namespace reef;
+using namespace reef::testing;
+
+namespace {
+
+bytes hex(std::string_view h) {
+    return hex_decode(h);
+}
+
+std::string json(const data_type& t, const bytes& v) {
+    return t->to_json_string(v);
+}
+
+bytes dbl(double d) {
+    return serialize_be(std::bit_cast<uint64_t>(d));
+}
+
+bytes flt(float f) {
+    return serialize_be(std::bit_cast<uint32_t>(f));
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(json_of_native_values) {
+    BOOST_CHECK_EQUAL(json(int32_type(), hex("7fffffff")), "2147483647");
+    BOOST_CHECK_EQUAL(json(int32_type(), hex("80000000")), "-2147483648");
+    BOOST_CHECK_EQUAL(json(bigint_type(), hex("8000000000000000")), "-9223372036854775808");
+    BOOST_CHECK_EQUAL(json(smallint_type(), hex("ffff")), "-1");
+    BOOST_CHECK_EQUAL(json(tinyint_type(), hex("7f")), "127");
+    BOOST_CHECK_EQUAL(json(counter_type(), hex("0000000000000005")), "5");
+    BOOST_CHECK_EQUAL(json(boolean_type(), hex("01")), "true");
+    BOOST_CHECK_EQUAL(json(boolean_type(), hex("00")), "false");
+    BOOST_CHECK_EQUAL(json(text_type(), to_bytes("it's \"quoted\"")), R"("it's \"quoted\"")");
+    BOOST_CHECK_EQUAL(json(text_type(), to_bytes("tab\tnewline\n\x01\\")), R"("tab\tnewline\n\u0001\\")");
+    BOOST_CHECK_EQUAL(json(text_type(), to_bytes("日本語 😀 é ß Ω")), "\"日本語 😀 é ß Ω\"");
+    BOOST_CHECK_EQUAL(json(ascii_type(), bytes{}), "\"\"");
+    BOOST_CHECK_EQUAL(json(blob_type(), hex("cafebabe")), "\"0xcafebabe\"");
+    BOOST_CHECK_EQUAL(json(blob_type(), bytes{}), "\"0x\"");
+    // varint: two's complement, any length.
+    BOOST_CHECK_EQUAL(json(varint_type(), hex("00ff")), "255");
+    BOOST_CHECK_EQUAL(json(varint_type(), hex("ff")), "-1");
+    BOOST_CHECK_EQUAL(json(varint_type(), hex("ff7f")), "-129");
+    BOOST_CHECK_EQUAL(json(varint_type(), hex("0080000000000000000000000000000000")), "170141183460469231731687303715884105728");
+    BOOST_CHECK_EQUAL(json(varint_type(), hex("ff7fffffffffffffffffffffffffffffff")), "-170141183460469231731687303715884105729");
+    // decimal: int32 scale + varint unscaled.
+    BOOST_CHECK_EQUAL(json(decimal_type(), hex("fffffed401")), "1E+300");
+    BOOST_CHECK_EQUAL(json(decimal_type(), hex("0000001eff")), "-1E-30");
+    BOOST_CHECK_EQUAL(json(decimal_type(), hex("00000002ff9c")), "-1.00");
+    BOOST_CHECK_EQUAL(json(decimal_type(), hex("000000050004cb2f")), "3.14159");
+    BOOST_CHECK_EQUAL(json(decimal_type(), hex("fffffff70f")), "1.5E+10");
+    BOOST_CHECK_EQUAL(json(decimal_type(), hex("0000000000")), "0");
+    BOOST_CHECK_EQUAL(json(decimal_type(), hex("0000000701")), "1E-7");
+    BOOST_CHECK_EQUAL(json(decimal_type(), hex("0000000601")), "0.000001");
+    // double and float as Java prints them; no NaN or Infinity in JSON.
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(2.718281828459045)), "2.718281828459045");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(1.7976931348623157E308)), "1.7976931348623157E308");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(1e-300)), "1.0E-300");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(0.0)), "0.0");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(-0.0)), "-0.0");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(100.0)), "100.0");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(1e7)), "1.0E7");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(0.001)), "0.001");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(0.0001)), "1.0E-4");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(std::nan(""))), "null");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(-std::numeric_limits<double>::infinity())), "null");
+    BOOST_CHECK_EQUAL(json(float_type(), flt(3.4028235E38f)), "3.4028235E38");
+    BOOST_CHECK_EQUAL(json(float_type(), flt(0.1f)), "0.1");
+    BOOST_CHECK_EQUAL(json(float_type(), flt(std::numeric_limits<float>::infinity())), "null");
+    // date: days + 2^31, unsigned.
+    BOOST_CHECK_EQUAL(json(date_type(), hex("80000000")), "\"1970-01-01\"");
+    BOOST_CHECK_EQUAL(json(date_type(), hex("7fffffff")), "\"1969-12-31\"");
+    BOOST_CHECK_EQUAL(json(date_type(), serialize_be<uint32_t>(uint32_t((1u << 31) + 19782))), "\"2024-02-29\"");
+    BOOST_CHECK_EQUAL(json(time_type(), serialize_be<int64_t>(48654234000000)), "\"13:30:54.234000000\"");
+    BOOST_CHECK_EQUAL(json(time_type(), serialize_be<int64_t>(1)), "\"00:00:00.000000001\"");
+    BOOST_CHECK_EQUAL(json(timestamp_type(), serialize_be<int64_t>(1709210096789)), "\"2024-02-29 12:34:56.789Z\"");
+    BOOST_CHECK_EQUAL(json(timestamp_type(), serialize_be<int64_t>(-1)), "\"1969-12-31 23:59:59.999Z\"");
+    BOOST_CHECK_EQUAL(json(timestamp_type(), serialize_be<int64_t>(-62135596800000)), "\"0001-01-01 00:00:00.000Z\"");
+    BOOST_CHECK_EQUAL(json(uuid_type(), hex("0123456701230123012301234567890a")), "\"01234567-0123-0123-0123-01234567890a\"");
+    BOOST_CHECK_EQUAL(json(inet_type(), hex("c0a8010a")), "\"192.168.1.10\"");
+    BOOST_CHECK_EQUAL(json(inet_type(), hex("20010db8000000000000ff0000428329")), "\"2001:db8:0:0:0:ff00:42:8329\"");
+    BOOST_CHECK_EQUAL(json(inet_type(), hex("00000000000000000000000000000000")), "\"0:0:0:0:0:0:0:0\"");
+    // Durations: three zigzag vints.
+    BOOST_CHECK_EQUAL(json(duration_type(), encode_duration({0, 0, 5400000000000})), "\"1h30m\"");
+    BOOST_CHECK_EQUAL(json(duration_type(), encode_duration({-14, -3, -14706007008009})), "\"-1y2mo3d4h5m6s7ms8us9ns\"");
+    BOOST_CHECK_EQUAL(json(duration_type(), encode_duration({0, 0, 0})), "\"\"");
+    BOOST_CHECK(encode_duration({1, 0, 0}) == hex("020000"));
+    BOOST_CHECK(encode_duration({0, -1, 0}) == hex("000100"));
+    BOOST_CHECK(encode_duration({0, 0, 64}) == hex("00008080"));
+}
+
+BOOST_AUTO_TEST_CASE(json_of_collections_tuples_and_udts) {
+    auto addr = user_type("corpus", "addr", {"street", "zip", "tags"},
+                          {text_type(), int32_type(), set_type(text_type(), false)}, false);
+    auto v = addr->from_cql_literal("{street: 'Main', zip: 1000, tags: {'t1'}}");
+    BOOST_CHECK_EQUAL(json(addr, v), R"({"street": "Main", "zip": 1000, "tags": ["t1"]})");
+    BOOST_CHECK_EQUAL(json(addr, addr->from_cql_literal("{zip: 5}")), R"({"street": null, "zip": 5, "tags": null})");
+    auto fm = map_type(int32_type(), text_type(), false);
+    BOOST_CHECK_EQUAL(json(fm, fm->from_cql_literal("{2: 'two', 1: 'one'}")), R"({"1": "one", "2": "two"})");
+    BOOST_CHECK_EQUAL(json(fm, fm->from_cql_literal("{}")), "{}");
+    auto tup = tuple_type({int32_type(), text_type(), boolean_type()});
+    BOOST_CHECK_EQUAL(json(tup, tup->from_cql_literal("(7, 'seven', true)")), R"([7, "seven", true])");
+    BOOST_CHECK_EQUAL(json(tup, tup->from_cql_literal("(7, null, true)")), R"([7, null, true])");
+    auto fl = list_type(int32_type(), false);
+    BOOST_CHECK_EQUAL(json(fl, fl->from_cql_literal("[3, 1, 2]")), "[3, 1, 2]");
+    BOOST_CHECK_EQUAL(json(fl, fl->from_cql_literal("[]")), "[]");
+    auto nested = map_type(text_type(), list_type(int32_type(), false), true);
+    BOOST_CHECK_EQUAL(json(nested, nested->from_cql_literal("{'n': [1, 2]}")), R"({"n": [1, 2]})");
+    auto upper = user_type("ks", "t", {"Name"}, {text_type()}, false);
+    BOOST_CHECK_EQUAL(json(upper, upper->from_cql_literal(R"({"Name": 'x'})")), R"({"\"Name\"": "x"})");
+}
+
+BOOST_AUTO_TEST_CASE(cql_literals_round_trip) {
+    struct c {
+        data_type type;
+        std::string literal;
+    };
+    auto udt = user_type("ks", "addr", {"street", "zip"}, {text_type(), int32_type()}, false);
+    std::vector<c> cases = {
+        {int32_type(), "-2147483648"}, {bigint_type(), "9223372036854775807"}, {smallint_type(), "-32768"},
+        {tinyint_type(), "-128"}, {varint_type(), "-170141183460469231731687303715884105729"},
+        {decimal_type(), "123456789.123456789"}, {decimal_type(), "1E+300"}, {double_type(), "2.718281828459045"},
+        {double_type(), "NaN"}, {double_type(), "-Infinity"}, {float_type(), "1.5"}, {boolean_type(), "true"},
+        {text_type(), "'it''s'"}, {ascii_type(), "'~~~'"}, {blob_type(), "0xcafebabe"}, {blob_type(), "0x"},
+        {date_type(), "'0001-01-01'"}, {date_type(), "'9999-12-31'"}, {time_type(), "'23:59:59.999999999'"},
+        {timestamp_type(), "'2024-02-29 12:34:56.789Z'"}, {uuid_type(), "01234567-0123-0123-0123-0123456789ab"},
+        {timeuuid_type(), "50554d6e-29bb-11e5-b345-feff819cdc9f"}, {inet_type(), "'2001:db8:0:0:0:ff00:42:8329'"},
+        {inet_type(), "'10.0.0.1'"}, {duration_type(), "89y11mo30d23h59m59s999ms999us999ns"},
+        {duration_type(), "-5ns"}, {list_type(text_type(), true), "['a', 'b']"},
+        {set_type(int32_type(), false), "{1, 2, 3}"}, {map_type(text_type(), bigint_type(), true), "{'k1': 1, 'k2': 2}"},
+        {tuple_type({int32_type(), text_type()}), "(1, null)"}, {udt, "{street: 'Main', zip: 1000}"},
+        {reversed_type(int32_type()), "5"}, {int32_type(), "''"},
+    };
+    for (auto& [t, lit] : cases) {
+        auto v = t->from_cql_literal(lit);
+        BOOST_CHECK_EQUAL(t->to_cql_literal(v), lit);
+        BOOST_CHECK_NO_THROW(t->validate(v));
+    }
+    // Other accepted spellings.
+    BOOST_CHECK_EQUAL(inet_type()->to_cql_literal(inet_type()->from_cql_literal("'::1'")), "'0:0:0:0:0:0:0:1'");
+    BOOST_CHECK_EQUAL(inet_type()->to_cql_literal(inet_type()->from_cql_literal("'::ffff:1.2.3.4'")), "'1.2.3.4'");
+    BOOST_CHECK_EQUAL(timestamp_type()->to_cql_literal(timestamp_type()->from_cql_literal("'2024-02-29T12:34:56+0100'")),
+                      "'2024-02-29 11:34:56.000Z'");
+    BOOST_CHECK_EQUAL(timestamp_type()->to_cql_literal(timestamp_type()->from_cql_literal("1")), "'1970-01-01 00:00:00.001Z'");
+    BOOST_CHECK_EQUAL(duration_type()->to_cql_literal(duration_type()->from_cql_literal("P1Y2M3DT4H")), "1y2mo3d4h");
+    BOOST_CHECK_EQUAL(duration_type()->to_cql_literal(duration_type()->from_cql_literal("2w")), "14d");
+    BOOST_CHECK_EQUAL(decimal_type()->to_cql_literal(decimal_type()->from_cql_literal("1.50e3")), "1.50E+3");
+    BOOST_CHECK_EQUAL(text_type()->to_cql_literal(text_type()->from_cql_literal("$$a'b$$")), "'a''b'");
+    // Mistakes.
+    BOOST_CHECK_THROW(int32_type()->from_cql_literal("2147483648"), marshal_exception);
+    BOOST_CHECK_THROW(int32_type()->from_cql_literal("1.5"), marshal_exception);
+    BOOST_CHECK_THROW(text_type()->from_cql_literal("abc"), marshal_exception);
+    BOOST_CHECK_THROW(text_type()->from_cql_literal("'abc"), marshal_exception);
+    BOOST_CHECK_THROW(list_type(int32_type(), true)->from_cql_literal("[1, 2"), marshal_exception);
+    BOOST_CHECK_THROW(timeuuid_type()->from_cql_literal("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), marshal_exception);
+    BOOST_CHECK_THROW(udt->from_cql_literal("{nope: 1}"), marshal_exception);
+    BOOST_CHECK_THROW(blob_type()->from_cql_literal("0xabc"), marshal_exception);
+    BOOST_CHECK_THROW(date_type()->from_cql_literal("'2024-13-01'"), marshal_exception);
+    BOOST_CHECK_THROW(int32_type()->from_cql_literal("1 2"), marshal_exception);
+}
+
+namespace {
+
+// Builds the serialized value that a JSON value of expected.json stands for, through the type's parsers:
+// scalars via from_string, collections, tuples and UDTs element by element.
+bytes from_json(const data_type& t, const json_value& j) {
+    if (t->is_reversed()) {
+        return from_json(t->underlying_type(), j);
+    }
+    switch (t->kind()) {
+    case type_kind::list:
+    case type_kind::set: {
+        std::vector<bytes> elements;
+        for (auto& e : j.items) {
+            elements.push_back(from_json(t->element_type(), e));
+        }
+        return serialize_collection(elements);
+    }
+    case type_kind::map: {
+        std::vector<std::pair<bytes, bytes>> entries;
+        for (auto& [k, v] : j.members) {
+            entries.emplace_back(t->key_type()->from_string(k), from_json(t->value_type(), v));
+        }
+        return serialize_map(entries);
+    }
+    case type_kind::tuple: {
+        std::vector<std::optional<bytes>> fields;
+        for (size_t i = 0; i < j.items.size(); ++i) {
+            if (j.items[i].type == json_value::kind::null) {
+                fields.emplace_back(std::nullopt);
+            } else {
+                fields.emplace_back(from_json(t->field_types()[i], j.items[i]));
+            }
+        }
+        return serialize_tuple(fields);
+    }
+    case type_kind::user: {
+        auto& u = static_cast<const user_type_impl&>(*t);
+        std::vector<std::optional<bytes>> fields;
+        for (size_t i = 0; i < u.field_names().size(); ++i) {
+            auto* f = j.get(u.field_names()[i]);
+            if (!f || f->type == json_value::kind::null) {
+                fields.emplace_back(std::nullopt);
+            } else {
+                fields.emplace_back(from_json(u.field_types()[i], *f));
+            }
+        }
+        return serialize_tuple(fields);
+    }
+    default:
+        return t->from_string(j.text);
+    }
+}
+
+struct corpus_counts {
+    size_t keys = 0;
+    size_t clusterings = 0;
+    size_t cells = 0;
+    size_t paths = 0;
+};
+
+void check_partition_json(const schema& s, const json_value& partition, corpus_counts& n) {
+    auto* head = partition.get("partition");
+    BOOST_REQUIRE(head);
+    auto* key = head->get("key");
+    BOOST_REQUIRE(key);
+    BOOST_REQUIRE_EQUAL(key->items.size(), s.partition_key().size());
+    for (size_t i = 0; i < key->items.size(); ++i) {
+        auto& t = s.partition_key()[i].type;
+        auto& text = key->items[i].text;
+        BOOST_CHECK_EQUAL(t->to_string(t->from_string(text)), text);
+        ++n.keys;
+    }
+    auto* rows = partition.get("rows");
+    if (!rows) {
+        return;
+    }
+    for (auto& row : rows->items) {
+        if (auto* clustering = row.get("clustering")) {
+            auto types = s.clustering_types();
+            for (size_t i = 0; i < clustering->items.size(); ++i) {
+                auto& j = clustering->items[i];
+                if (j.type == json_value::kind::null) {
+                    // NaN and Infinity print as null; nothing to read back.
+                    continue;
+                }
+                BOOST_CHECK_EQUAL(types[i]->to_json_string(from_json(types[i], j)), j.raw);
+                ++n.clusterings;
+            }
+        }
+        for (auto* bound_name : {"start", "end"}) {
+            auto* bound = row.get(bound_name);
+            auto* clustering = bound ? bound->get("clustering") : nullptr;
+            if (!clustering) {
+                continue;
+            }
+            auto types = s.clustering_types();
+            for (size_t i = 0; i < clustering->items.size(); ++i) {
+                auto& j = clustering->items[i];
+                // "*" stands for the components a bound prefix lacks.
+                if (j.type != json_value::kind::null && j.raw != "\"*\"") {
+                    BOOST_CHECK_EQUAL(types[i]->to_json_string(from_json(types[i], j)), j.raw);
+                    ++n.clusterings;
+                }
+            }
+        }
+        auto* cells = row.get("cells");
+        if (!cells) {
+            continue;
+        }
+        for (auto& cell : cells->items) {
+            auto* name = cell.get("name");
+            auto* value = cell.get("value");
+            BOOST_REQUIRE(name);
+            auto* col = s.find_column(name->text);
+            BOOST_REQUIRE_MESSAGE(col, "no column " << name->text << " in " << s.table());
+            auto* path = cell.get("path");
+            if (path) {
+                // A cell of a non-frozen collection or UDT: the path is the element key, the value its value.
+                auto& t = col->type;
+                data_type path_type, value_type;
+                if (t->is_user_type()) {
+                    auto& u = static_cast<const user_type_impl&>(*t);
+                    auto it = std::find(u.field_names().begin(), u.field_names().end(), path->items[0].text);
+                    BOOST_REQUIRE(it != u.field_names().end());
+                    value_type = u.field_types()[size_t(it - u.field_names().begin())];
+                } else {
+                    path_type = t->name_comparator();
+                    value_type = t->kind() == type_kind::map ? t->value_type() :
+                                 t->kind() == type_kind::list ? t->element_type() : nullptr;
+                    auto& p = path->items[0].text;
+                    BOOST_CHECK_EQUAL(path_type->to_string(path_type->from_string(p)), p);
+                    ++n.paths;
+                }
+                if (value && value_type) {
+                    BOOST_CHECK_EQUAL(value_type->to_json_string(from_json(value_type, *value)), value->raw);
+                    ++n.cells;
+                }
+                continue;
+            }
+            if (!value || value->type == json_value::kind::null) {
+                continue;
+            }
+            if (col->type->is_counter()) {
+                // The dump prints the first 8 bytes of the counter context, a long.
+                BOOST_CHECK_EQUAL(bigint_type()->to_json_string(bigint_type()->from_string(value->raw)), value->raw);
+                ++n.cells;
+                continue;
+            }
+            BOOST_CHECK_EQUAL(col->type->to_json_string(from_json(col->type, *value)), value->raw);
+            ++n.cells;
+        }
+    }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(corpus_values_print_as_sstabledump_does) {
+    auto dir = require_peer_corpus();
+    if (!dir) {
+        return;
+    }
+    corpus_counts n;
+    size_t datasets = 0;
+    for (auto& entry : std::filesystem::directory_iterator(*dir)) {
+        auto schema_file = entry.path() / "schema.cql";
+        auto json_file = entry.path() / "expected.json";
+        if (!std::filesystem::exists(schema_file) || !std::filesystem::exists(json_file)) {
+            continue;
+        }
+        BOOST_TEST_CONTEXT("dataset " << entry.path().filename().string()) {
+            auto s = parse_create_table(read_file(schema_file));
+            for (auto& doc : read_json_documents(read_file(json_file))) {
+                for (auto& partition : doc.items) {
+                    check_partition_json(*s, partition, n);
+                }
+            }
+            ++datasets;
+        }
+    }
+    BOOST_TEST_MESSAGE(datasets << " datasets: " << n.keys << " keys, " << n.clusterings << " clustering values, "
+                                << n.cells << " cell values, " << n.paths << " cell paths");
+    BOOST_CHECK_GT(datasets, 40u);
+    BOOST_CHECK_GT(n.cells, 1000u);
+    BOOST_CHECK_GT(n.paths, 10u);
+}

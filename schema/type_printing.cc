@@ -217,6 +217,12 @@ std::string abstract_type::to_string(bytes_view v) const {
     case type_kind::tuple:
     case type_kind::user:
         return to_json_string(v);
+    case type_kind::decimal:
+        // DecimalSerializer.toString is toPlainString, unlike the JSON's BigDecimal.toString.
+        return big_decimal::from_bytes(v).to_plain_string();
+    case type_kind::timestamp:
+        // TimestampSerializer.toString: "yyyy-MM-dd HH:mmXX", here always in UTC.
+        return format_timestamp_minutes(read_be<int64_t>(v.data())) + "Z";
     default:
         return native_text(_kind, v);
     }

@@ -96,7 +96,8 @@ public:
 
     // What Cassandra's AbstractType.toJSONString prints (sstabledump's "value" fields).
     std::string to_json_string(bytes_view v) const;
-    // What AbstractType.getString prints (sstabledump's partition "key" strings).
+    // What AbstractType.getString prints (sstabledump's partition "key" strings): decimals plain, timestamps to
+    // the minute as TimestampSerializer.toString does (always UTC here, the JVM zone there).
     std::string to_string(bytes_view v) const;
     // A literal that CQL accepts for this value: 'text', 42, 0xcafe, {1, 2}, ...
     std::string to_cql_literal(bytes_view v) const;

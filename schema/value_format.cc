@@ -187,11 +187,34 @@ size_t big_int::digits() const {
     return s.size() - (_negative ? 1 : 0);
 }
 
+// IntegerType.compareIntegers without building numbers: skip redundant sign bytes, then a longer magnitude
+// wins (for negatives, loses); equal lengths compare the first byte signed and the rest unsigned.
 int compare_varint(bytes_view a, bytes_view b) {
     if (a.empty() || b.empty()) {
         return a.empty() && b.empty() ? 0 : a.empty() ? -1 : 1;
     }
-    return big_int::from_bytes(a).compare(big_int::from_bytes(b));
+    auto significant = [](bytes_view v) {
+        size_t i = 0;
+        while (i + 1 < v.size() && ((v[i] == 0x00 && !(v[i + 1] & 0x80)) || (v[i] == 0xFF && (v[i + 1] & 0x80)))) {
+            ++i;
+        }
+        return v.subspan(i);
+    };
+    a = significant(a);
+    b = significant(b);
+    bool na = a[0] & 0x80, nb = b[0] & 0x80;
+    if (na != nb) {
+        return na ? -1 : 1;
+    }
+    if (a.size() != b.size()) {
+        bool a_longer = a.size() > b.size();
+        return (a_longer != na) ? 1 : -1;
+    }
+    int d = int(int8_t(a[0])) - int(int8_t(b[0]));
+    if (d != 0) {
+        return d < 0 ? -1 : 1;
+    }
+    return compare_unsigned(a.subspan(1), b.subspan(1));
 }
 
 big_decimal big_decimal::from_bytes(bytes_view v) {
@@ -287,6 +310,23 @@ std::string big_decimal::to_string() const {
         if (adjusted != 0) {
             s += fmt::format("E{}{}", adjusted > 0 ? "+" : "", adjusted);
         }
+    }
+    return (neg ? "-" : "") + s;
+}
+
+std::string big_decimal::to_plain_string() const {
+    std::string coeff = unscaled.to_string();
+    bool neg = unscaled.negative();
+    if (neg) {
+        coeff.erase(0, 1);
+    }
+    std::string s;
+    if (scale <= 0) {
+        s = unscaled.is_zero() ? "0" : coeff + std::string(size_t(-int64_t(scale)), '0');
+    } else if (int64_t(coeff.size()) > scale) {
+        s = coeff.substr(0, coeff.size() - size_t(scale)) + "." + coeff.substr(coeff.size() - size_t(scale));
+    } else {
+        s = "0." + std::string(size_t(scale) - coeff.size(), '0') + coeff;
     }
     return (neg ? "-" : "") + s;
 }
@@ -503,6 +543,13 @@ std::string format_timestamp(int64_t millis) {
     int64_t ms = millis - days * 86400000;
     return fmt::format("{} {:02}:{:02}:{:02}.{:03}", format_date(days), ms / 3600000, ms / 60000 % 60,
                        ms / 1000 % 60, ms % 1000);
+}
+
+std::string format_timestamp_minutes(int64_t millis) {
+    int64_t minutes = floor_div(millis, 60000);
+    int64_t days = floor_div(minutes, 1440);
+    int64_t m = minutes - days * 1440;
+    return fmt::format("{} {:02}:{:02}", format_date(days), m / 60, m % 60);
 }
 
 int64_t parse_timestamp(std::string_view s) {

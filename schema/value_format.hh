@@ -54,6 +54,8 @@ struct big_decimal {
     bytes to_bytes() const;
     // Java BigDecimal.toString(): "1E+300", "-1.00", "0.000001", "1E-7".
     std::string to_string() const;
+    // Java BigDecimal.toPlainString(): never an exponent ("1000", "0.0000001").
+    std::string to_plain_string() const;
     // Numeric order: 1.0 == 1.00 (BigDecimal.compareTo).
     int compare(const big_decimal& o) const;
 };
@@ -67,6 +69,8 @@ std::string format_date(int64_t days);
 int64_t parse_date(std::string_view s);
 // Milliseconds since the epoch -> "yyyy-mm-dd hh:mm:ss.SSS" (UTC, proleptic Gregorian).
 std::string format_timestamp(int64_t millis);
+// Milliseconds since the epoch -> "yyyy-mm-dd hh:mm" (UTC), TimestampSerializer.toString's precision.
+std::string format_timestamp_minutes(int64_t millis);
 // Accepts "yyyy-mm-dd[( |T)hh:mm[:ss[.fff]]][Z|+hh[:]mm|-hh[:]mm]" or plain milliseconds.
 int64_t parse_timestamp(std::string_view s);
 // Nanoseconds since midnight <-> "hh:mm:ss.nnnnnnnnn".

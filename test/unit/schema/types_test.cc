@@ -250,6 +250,22 @@ BOOST_AUTO_TEST_CASE(randomized_varint_and_decimal_order) {
     for (size_t i = 0; i < ints.size(); ++i) {
         BOOST_CHECK_EQUAL(varint_type()->compare(padded(ints[i]), big_int(ints[i]).to_bytes()), 0);
     }
+    // Random two's complement byte strings, redundant sign bytes included.
+    std::uniform_int_distribution<int> len(1, 20), byte(0, 255), pad(0, 3);
+    for (int i = 0; i < 300; ++i) {
+        bytes x, y;
+        for (auto* v : {&x, &y}) {
+            for (int n = len(r); n > 0; --n) {
+                v->push_back(uint8_t(byte(r)));
+            }
+            for (int n = pad(r); n > 0; --n) {
+                v->insert(v->begin(), (*v)[0] & 0x80 ? 0xFF : 0x00);
+            }
+        }
+        int expected = big_int::from_bytes(x).compare(big_int::from_bytes(y));
+        BOOST_REQUIRE_EQUAL(sign(varint_type()->compare(x, y)), sign(expected));
+        BOOST_REQUIRE_EQUAL(varint_type()->to_string(big_int::from_bytes(x).to_bytes()), varint_type()->to_string(x));
+    }
     // Big ones, compared through their text: 10^k and -(10^k) for growing k.
     std::vector<std::string> big;
     for (int k = 0; k < 60; k += 7) {

@@ -181,18 +181,20 @@ std::string lower(std::string_view s) {
     return r;
 }
 
-double double_from_string(const abstract_type& t, std::string_view s) {
+// Parsed straight into F: going through double first could round twice.
+template <typename F>
+F floating_from_string(const abstract_type& t, std::string_view s) {
     auto l = lower(s);
     if (l == "nan") {
-        return std::numeric_limits<double>::quiet_NaN();
+        return std::numeric_limits<F>::quiet_NaN();
     }
     if (l == "infinity" || l == "+infinity") {
-        return std::numeric_limits<double>::infinity();
+        return std::numeric_limits<F>::infinity();
     }
     if (l == "-infinity") {
-        return -std::numeric_limits<double>::infinity();
+        return -std::numeric_limits<F>::infinity();
     }
-    double d = 0;
+    F d = 0;
     auto str = s;
     if (!str.empty() && str[0] == '+') {
         str.remove_prefix(1);
@@ -491,9 +493,10 @@ bytes abstract_type::from_string(std::string_view s) const {
         }
         case type_kind::varint: return big_int::from_string(s).to_bytes();
         case type_kind::decimal: return big_decimal::from_string(s).to_bytes();
-        case type_kind::double_: return serialize_be<uint64_t>(std::bit_cast<uint64_t>(double_from_string(*this, s)));
+        case type_kind::double_:
+            return serialize_be<uint64_t>(std::bit_cast<uint64_t>(floating_from_string<double>(*this, s)));
         case type_kind::float_:
-            return serialize_be<uint32_t>(std::bit_cast<uint32_t>(float(double_from_string(*this, s))));
+            return serialize_be<uint32_t>(std::bit_cast<uint32_t>(floating_from_string<float>(*this, s)));
         case type_kind::date: {
             int64_t raw;
             if (std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {

@@ -309,7 +309,9 @@ data_type abstract_type::name_comparator() const {
     case type_kind::list: return timeuuid_type();
     case type_kind::set:
     case type_kind::map: return _params[0];
-    default: throw std::logic_error("name_comparator() of a type that is not a collection");
+    // A non-frozen UDT's cell path is the field's position as a 2-byte short (UserType.cellPathForField).
+    case type_kind::user: return smallint_type();
+    default: throw std::logic_error("name_comparator() of a type that is not a collection or UDT");
     }
 }
 

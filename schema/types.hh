@@ -72,7 +72,8 @@ public:
     const data_type& underlying_type() const;
     // Tuple, user type and composite components.
     const std::vector<data_type>& field_types() const { return _params; }
-    // The type of a non-frozen collection's cell paths: timeuuid for lists, the element for sets, the key for maps.
+    // The type of a non-frozen collection's cell paths: timeuuid for lists, the element for sets, the key for maps,
+    // smallint (the field position) for UDTs.
     data_type name_comparator() const;
 
     // The same type, not multi-cell (frozen<...>); non-collections return themselves.

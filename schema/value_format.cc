@@ -373,6 +373,11 @@ std::string java_floating_to_string(F d) {
     }
     char buf[64];
     auto res = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
+    if (std::string_view(buf, res.ptr).find('.') == std::string_view::npos) {
+        // Java always prints two significant digits at least, and picks the two-digit value closest to the
+        // double, not the shortest one padded (Double.MIN_VALUE is 4.9E-324, not 5.0E-324).
+        res = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific, 1);
+    }
     std::string sci(buf, res.ptr);
     bool neg = sci[0] == '-';
     if (neg) {
@@ -385,6 +390,9 @@ std::string java_floating_to_string(F d) {
         if (c != '.') {
             digits += c;
         }
+    }
+    while (digits.size() > 1 && digits.back() == '0') {
+        digits.pop_back();
     }
     std::string s;
     F a = std::fabs(d);

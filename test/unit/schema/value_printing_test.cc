@@ -13,6 +13,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <unordered_set>
 
 using namespace reef;
@@ -78,6 +79,11 @@ BOOST_AUTO_TEST_CASE(json_of_native_values) {
     BOOST_CHECK_EQUAL(json(double_type(), dbl(1e7)), "1.0E7");
     BOOST_CHECK_EQUAL(json(double_type(), dbl(0.001)), "0.001");
     BOOST_CHECK_EQUAL(json(double_type(), dbl(0.0001)), "1.0E-4");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(std::numeric_limits<double>::denorm_min())), "4.9E-324");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(1e23)), "1.0E23");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(0.1)), "0.1");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(-1234567.0)), "-1234567.0");
+    BOOST_CHECK_EQUAL(json(float_type(), flt(std::numeric_limits<float>::denorm_min())), "1.4E-45");
     BOOST_CHECK_EQUAL(json(double_type(), dbl(std::nan(""))), "null");
     BOOST_CHECK_EQUAL(json(double_type(), dbl(-std::numeric_limits<double>::infinity())), "null");
     BOOST_CHECK_EQUAL(json(float_type(), flt(3.4028235E38f)), "3.4028235E38");
@@ -414,4 +420,22 @@ BOOST_AUTO_TEST_CASE(corpus_values_print_as_sstabledump_does) {
     BOOST_CHECK_GT(datasets, 65u);
     BOOST_CHECK_GT(n.cells, 1000u);
     BOOST_CHECK_GT(n.paths, 10u);
+}
+
+BOOST_AUTO_TEST_CASE(randomized_java_double_strings_read_back) {
+    std::mt19937_64 r(std::random_device{}());
+    for (int i = 0; i < 20000; ++i) {
+        double d = std::bit_cast<double>(r());
+        float f = std::bit_cast<float>(uint32_t(r()));
+        if (std::isfinite(d)) {
+            auto v = dbl(d);
+            auto text = json(double_type(), v);
+            BOOST_REQUIRE_MESSAGE(double_type()->from_string(text) == v, text);
+        }
+        if (std::isfinite(f)) {
+            auto v = flt(f);
+            auto text = json(float_type(), v);
+            BOOST_REQUIRE_MESSAGE(float_type()->from_string(text) == v, text);
+        }
+    }
 }

@@ -1,0 +1,102 @@
+// Slicing one partition's fragments by clustering ranges. See mutation_fragment_filter.hh.
+#include "reader/mutation_fragment_filter.hh"
+
+#include <algorithm>
+
+namespace reef {
+
+clustering_ranges reverse_ranges(const clustering_ranges& forward) {
+    clustering_ranges out;
+    out.reserve(forward.size());
+    for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
+        out.push_back(it->reversed());
+    }
+    return out;
+}
+
+clustering_ranges_walker::clustering_ranges_walker(const schema& s, clustering_ranges ranges, bool reversed)
+    : _cmp(s, reversed), _ranges(std::move(ranges)) {}
+
+mutation_fragment_filter::mutation_fragment_filter(const schema& s, clustering_ranges ranges, bool reversed)
+    : _walker(s, std::move(ranges), reversed) {}
+
+void mutation_fragment_filter::emit_change(position_in_partition pos, tombstone t, std::vector<mutation_fragment>& out) {
+    if (t == _emitted) {
+        return;  // the output already has this tombstone in force
+    }
+    out.push_back(range_tombstone_change{std::move(pos), t});
+    _emitted = t;
+}
+
+bool mutation_fragment_filter::move_to(const position_in_partition& pos, std::vector<mutation_fragment>& out) {
+    while (auto* r = _walker.current()) {
+        if (_walker.passed_current(pos)) {
+            // The range is behind pos. If we never entered it but a
+            // tombstone was in force all along, it covered the whole range.
+            if (!_inside) {
+                emit_change(r->start, _in_force, out);
+            }
+            emit_change(r->end, {}, out);
+            _inside = false;
+            _walker.next();
+            continue;
+        }
+        if (_walker.before_current(pos)) {
+            return false;
+        }
+        if (!_inside) {
+            _inside = true;
+            emit_change(r->start, _in_force, out);
+        }
+        return true;
+    }
+    return false;
+}
+
+bool mutation_fragment_filter::consume(mutation_fragment f, std::vector<mutation_fragment>& out) {
+    if (std::holds_alternative<static_row>(f)) {
+        out.push_back(std::move(f));
+        return true;
+    }
+    if (std::holds_alternative<partition_end>(f)) {
+        finish(out);
+        out.push_back(std::move(f));
+        return false;
+    }
+    auto pos = position_of(f);
+    bool inside = move_to(pos, out);
+    if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
+        _in_force = rtc->tomb;
+        if (inside) {
+            emit_change(std::move(rtc->position), rtc->tomb, out);
+        }
+    } else if (inside) {
+        out.push_back(std::move(f));
+    }
+    return _walker.current() != nullptr;
+}
+
+void mutation_fragment_filter::finish(std::vector<mutation_fragment>& out) {
+    // Every range still ahead is either covered by the tombstone in force
+    // (a valid stream has none left at its end) or empty; close what is open.
+    while (auto* r = _walker.current()) {
+        if (!_inside) {
+            emit_change(r->start, _in_force, out);
+        }
+        emit_change(r->end, {}, out);
+        _inside = false;
+        _walker.next();
+    }
+}
+
+std::optional<position_in_partition> mutation_fragment_filter::skip_target() const {
+    if (_inside) {
+        return std::nullopt;
+    }
+    if (auto* r = _walker.current()) {
+        return r->start;
+    }
+    return std::nullopt;
+}
+
+} // namespace reef

@@ -1,0 +1,225 @@
+// Randomized tests of mutation_fragment_filter against a model: for random rows, range
+// tombstones and clustering ranges, forward and reversed, the filtered stream is valid,
+// holds exactly the rows inside the ranges, and has the model's tombstone in force at every key.
+#include "mutation/fragment_stream_validator.hh"
+#include "reader/mutation_fragment_filter.hh"
+#include "schema/schema.hh"
+
+#include <boost/test/unit_test.hpp>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace reef;
+
+namespace {
+
+constexpr int keys = 20;
+
+bytes int_value(int v) {
+    return bytes{uint8_t(uint32_t(v) >> 24), uint8_t(uint32_t(v) >> 16), uint8_t(uint32_t(v) >> 8), uint8_t(v)};
+}
+int int_of(const clustering_key_prefix& k) {
+    auto c = k.component(0);
+    return int(uint32_t(c[0]) << 24 | uint32_t(c[1]) << 16 | uint32_t(c[2]) << 8 | uint32_t(c[3]));
+}
+clustering_key_prefix ck(int k) { return clustering_key_prefix({int_value(k)}); }
+
+schema_ptr make_schema() {
+    return schema_builder("ks", "t")
+        .with_column("pk", int32_type(), column_kind::partition_key)
+        .with_column("ck", int32_type(), column_kind::clustering_key)
+        .with_column("v", int32_type(), column_kind::regular_column)
+        .build();
+}
+
+// Grid positions: 2k is "before key k", 2k+1 is "after key k".
+position_in_partition grid(int g) {
+    return g % 2 == 0 ? position_in_partition::before_key(ck(g / 2)) : position_in_partition::after_key(ck(g / 2));
+}
+
+struct test_case {
+    std::set<int> rows;
+    std::vector<std::pair<int, tombstone>> changes;  // grid position, tombstone from there on; sorted; last empty
+    std::vector<std::pair<int, int>> ranges;         // [grid start, grid end), sorted, disjoint
+
+    // The tombstone in force at key k in the input.
+    tombstone in_force_at(int k) const {
+        tombstone t;
+        for (auto& [g, tomb] : changes) {
+            if (g <= 2 * k) {  // before(k) < at(k) < after(k)
+                t = tomb;
+            }
+        }
+        return t;
+    }
+    bool selected(int k) const {
+        for (auto [s, e] : ranges) {
+            if (s <= 2 * k && 2 * k + 1 <= e) {
+                return true;
+            }
+        }
+        return false;
+    }
+};
+
+test_case random_case(std::mt19937& rng) {
+    test_case tc;
+    for (int k = 0; k < keys; ++k) {
+        if (rng() % 2) {
+            tc.rows.insert(k);
+        }
+    }
+    std::set<int> points;
+    int nchanges = int(rng() % 6);
+    while (int(points.size()) < nchanges * 2) {
+        points.insert(int(rng() % (2 * keys)));
+    }
+    bool open = false;
+    for (int g : points) {
+        open = !open;
+        tc.changes.push_back({g, open ? tombstone{int64_t(1 + rng() % 5), 100} : tombstone{}});
+    }
+    // Sometimes change the tombstone without closing (adjacent ranges).
+    if (!tc.changes.empty() && rng() % 3 == 0) {
+        for (auto& c : tc.changes) {
+            if (c.second) {
+                c.second.timestamp += 10;
+                break;
+            }
+        }
+    }
+    std::set<int> bounds;
+    int nranges = 1 + int(rng() % 4);
+    while (int(bounds.size()) < nranges * 2) {
+        bounds.insert(int(rng() % (2 * keys + 1)));
+    }
+    std::vector<int> b(bounds.begin(), bounds.end());
+    for (size_t i = 0; i + 1 < b.size(); i += 2) {
+        tc.ranges.push_back({b[i], b[i + 1]});
+    }
+    return tc;
+}
+
+// The partition's fragments between partition_start and partition_end.
+std::vector<mutation_fragment> input_stream(const test_case& tc, bool reversed) {
+    std::vector<std::pair<position_in_partition, mutation_fragment>> items;
+    for (int k : tc.rows) {
+        items.push_back({position_in_partition::for_key(ck(k)), clustering_row{ck(k), {}, {}, {}}});
+    }
+    for (size_t i = 0; i < tc.changes.size(); ++i) {
+        if (!reversed) {
+            items.push_back({grid(tc.changes[i].first), range_tombstone_change{grid(tc.changes[i].first), tc.changes[i].second}});
+        } else {
+            // Read backwards, a change carries what was in force before it.
+            tombstone before = i ? tc.changes[i - 1].second : tombstone{};
+            auto p = grid(tc.changes[i].first).reversed();
+            items.push_back({p, range_tombstone_change{p, before}});
+        }
+    }
+    auto s = make_schema();
+    position_in_partition_comparator cmp(*s, reversed);
+    std::stable_sort(items.begin(), items.end(), [&](auto& a, auto& b) { return cmp(a.first, b.first) < 0; });
+    std::vector<mutation_fragment> out;
+    for (auto& [p, f] : items) {
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+void check_case(const test_case& tc, bool reversed, uint32_t seed) {
+    auto s = make_schema();
+    clustering_ranges ranges;
+    for (auto [a, b] : tc.ranges) {
+        ranges.push_back({grid(a), grid(b)});
+    }
+    if (reversed) {
+        ranges = reverse_ranges(ranges);
+    }
+    mutation_fragment_filter filter(*s, ranges, reversed);
+    std::vector<mutation_fragment> out;
+    auto key = dht::decorated_key(partition_key(std::string("\0\0\0\1", 4)));
+    out.push_back(partition_start{key, {}});
+    for (auto& f : input_stream(tc, reversed)) {
+        if (!filter.consume(std::move(f), out)) {
+            break;  // past the last range: the rest may be skipped
+        }
+    }
+    filter.finish(out);
+    out.push_back(partition_end{});
+
+    std::string ctx = "seed " + std::to_string(seed) + (reversed ? " reversed" : " forward");
+    fragment_stream_validator v(*s, reversed);
+    try {
+        for (auto& f : out) {
+            v(f);
+        }
+        v.on_end_of_stream();
+    } catch (const std::exception& e) {
+        BOOST_FAIL(ctx << ": " << e.what());
+    }
+    // Rows: exactly those inside the ranges.
+    std::set<int> got_rows;
+    for (auto& f : out) {
+        if (auto* r = std::get_if<clustering_row>(&f)) {
+            got_rows.insert(int_of(r->key));
+        }
+    }
+    std::set<int> want_rows;
+    for (int k : tc.rows) {
+        if (tc.selected(k)) {
+            want_rows.insert(k);
+        }
+    }
+    BOOST_REQUIRE_MESSAGE(got_rows == want_rows, ctx << ": rows differ");
+    // Tombstone in force at every key: the input's inside ranges, none outside.
+    position_in_partition_comparator cmp(*s, reversed);
+    for (int k = 0; k < keys; ++k) {
+        auto at = position_in_partition::for_key(ck(k));
+        tombstone t;
+        for (auto& f : out) {
+            if (auto* c = std::get_if<range_tombstone_change>(&f)) {
+                if (cmp(c->position, at) < 0) {
+                    t = c->tomb;
+                }
+            }
+        }
+        tombstone want = tc.selected(k) ? tc.in_force_at(k) : tombstone{};
+        BOOST_REQUIRE_MESSAGE(t == want, ctx << ": key " << k << " has tombstone ts " << t.timestamp << ", want "
+                                             << want.timestamp);
+    }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(test_filter_matches_model) {
+    uint32_t base = std::random_device{}();
+    for (uint32_t i = 0; i < 3000; ++i) {
+        uint32_t seed = base + i;
+        std::mt19937 rng(seed);
+        auto tc = random_case(rng);
+        check_case(tc, false, seed);
+        check_case(tc, true, seed);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(test_skip_target) {
+    auto s = make_schema();
+    clustering_ranges ranges{{grid(4), grid(7)}, {grid(20), grid(25)}};
+    mutation_fragment_filter filter(*s, ranges);
+    std::vector<mutation_fragment> out;
+    BOOST_CHECK(filter.skip_target() == grid(4));
+    filter.consume(clustering_row{ck(0), {}, {}, {}}, out);
+    BOOST_CHECK(out.empty());
+    BOOST_CHECK(filter.skip_target() == grid(4));
+    BOOST_CHECK(filter.consume(clustering_row{ck(2), {}, {}, {}}, out));
+    BOOST_CHECK_EQUAL(out.size(), 1u);
+    BOOST_CHECK(!filter.skip_target());  // inside the first range
+    BOOST_CHECK(filter.consume(clustering_row{ck(5), {}, {}, {}}, out));
+    BOOST_CHECK(filter.skip_target() == grid(20));
+    BOOST_CHECK(!filter.consume(clustering_row{ck(13), {}, {}, {}}, out));  // past the last range
+    BOOST_CHECK_EQUAL(out.size(), 1u);
+    BOOST_CHECK(!filter.skip_target());
+}

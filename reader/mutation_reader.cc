@@ -1,0 +1,196 @@
+// The reader wrapper and the in-memory fragment reader. See mutation_reader.hh.
+#include "reader/mutation_reader.hh"
+
+#include "reader/mutation_fragment_filter.hh"
+
+#include <stdexcept>
+
+namespace reef {
+
+mutation_fragment mutation_reader::pop_mutation_fragment() {
+    auto f = std::move(_impl->_buffer.front());
+    _impl->_buffer.pop_front();
+    return f;
+}
+
+future<std::optional<mutation_fragment>> mutation_reader::operator()() {
+    if (is_buffer_empty()) {
+        if (is_end_of_stream()) {
+            co_return std::nullopt;
+        }
+        co_await fill_buffer();
+        if (is_buffer_empty()) {
+            co_return std::nullopt;
+        }
+    }
+    co_return pop_mutation_fragment();
+}
+
+future<> mutation_reader::next_partition() {
+    auto& buf = _impl->_buffer;
+    while (!buf.empty() && !std::holds_alternative<partition_start>(buf.front())) {
+        buf.pop_front();
+    }
+    if (buf.empty()) {
+        co_await _impl->next_partition();
+    }
+}
+
+future<> mutation_reader::fast_forward_to(const dht::partition_range& pr) {
+    _impl->clear_buffer();
+    _impl->_end_of_stream = false;
+    co_await _impl->fast_forward_to(pr);
+}
+
+future<> mutation_reader::fast_forward_to(position_range pr) {
+    _impl->clear_buffer();
+    _impl->_end_of_stream = false;
+    co_await _impl->fast_forward_to(std::move(pr));
+}
+
+future<std::vector<mutation_fragment>> read_all(mutation_reader& r) {
+    std::vector<mutation_fragment> out;
+    while (auto f = co_await r()) {
+        out.push_back(std::move(*f));
+    }
+    co_return out;
+}
+
+namespace {
+
+class fragment_vector_reader final : public mutation_reader_impl {
+public:
+    fragment_vector_reader(schema_ptr s, std::vector<mutation_fragment> fragments, dht::partition_range range,
+                           streamed_forwarding fwd)
+        : mutation_reader_impl(std::move(s)), _fragments(std::move(fragments)), _range(std::move(range)),
+          _forwarding(fwd == streamed_forwarding::yes) {}
+
+    future<> fill_buffer() override {
+        while (!is_buffer_full() && !_end_of_stream) {
+            if (_i == _fragments.size()) {
+                _end_of_stream = true;
+                break;
+            }
+            auto& f = _fragments[_i];
+            if (!_in_partition) {
+                auto& ps = std::get<partition_start>(f);
+                if (_range.after(ps.key)) {
+                    _end_of_stream = true;  // later partitions only come with a new range
+                    break;
+                }
+                if (_range.before(ps.key)) {
+                    skip_partition();
+                    continue;
+                }
+                _in_partition = true;
+                _partition_first = _i;
+                _window.reset();
+                push(f);
+                ++_i;
+                continue;
+            }
+            if (std::holds_alternative<static_row>(f)) {
+                push(f);
+                ++_i;
+                continue;
+            }
+            if (!_forwarding) {
+                if (std::holds_alternative<partition_end>(f)) {
+                    _in_partition = false;
+                }
+                push(f);
+                ++_i;
+                continue;
+            }
+            // Forwarding: clustered fragments only through the open window.
+            if (!_window) {
+                _end_of_stream = true;
+                break;
+            }
+            std::vector<mutation_fragment> out;
+            bool more = !std::holds_alternative<partition_end>(f) && _window->consume(f, out);
+            if (!more) {
+                // The window is behind this fragment: close it and stop here,
+                // keeping the fragment for a later window.
+                _window->finish(out);
+                _window.reset();
+                _end_of_stream = true;
+            } else {
+                ++_i;
+            }
+            for (auto& o : out) {
+                push(std::move(o));
+            }
+        }
+        co_return;
+    }
+
+    future<> next_partition() override {
+        if (_in_partition) {
+            skip_partition();
+            _in_partition = false;
+            _window.reset();
+        }
+        _end_of_stream = false;
+        co_return;
+    }
+
+    future<> fast_forward_to(const dht::partition_range& pr) override {
+        if (_in_partition) {
+            skip_partition();
+            _in_partition = false;
+        }
+        _window.reset();
+        _range = pr;
+        co_return;
+    }
+
+    future<> fast_forward_to(position_range pr) override {
+        if (!_forwarding) {
+            throw std::logic_error("fast_forward_to(position_range) on a reader without forwarding");
+        }
+        if (!_in_partition) {
+            _end_of_stream = true;
+            co_return;
+        }
+        _window.emplace(*_schema, clustering_ranges{std::move(pr)});
+        // The tombstone in force where the window opens comes from the
+        // changes before it; replay them into the filter without output.
+        std::vector<mutation_fragment> ignored;
+        for (size_t j = _partition_first; j < _i; ++j) {
+            if (std::holds_alternative<range_tombstone_change>(_fragments[j])) {
+                _window->consume(_fragments[j], ignored);
+            }
+        }
+        co_return;
+    }
+
+    future<> close() noexcept override { co_return; }
+
+private:
+    void skip_partition() {
+        // From partition_start (or inside) to just past partition_end.
+        while (_i < _fragments.size() && !std::holds_alternative<partition_end>(_fragments[_i])) {
+            ++_i;
+        }
+        ++_i;
+        _partition_first = _i;
+    }
+
+    std::vector<mutation_fragment> _fragments;
+    dht::partition_range _range;
+    bool _forwarding;
+    size_t _i = 0;
+    size_t _partition_first = 0;
+    bool _in_partition = false;
+    std::optional<mutation_fragment_filter> _window;
+};
+
+} // namespace
+
+mutation_reader make_fragment_vector_reader(schema_ptr s, std::vector<mutation_fragment> fragments,
+                                            dht::partition_range range, streamed_forwarding fwd) {
+    return mutation_reader(std::make_unique<fragment_vector_reader>(std::move(s), std::move(fragments), std::move(range), fwd));
+}
+
+} // namespace reef

@@ -46,8 +46,14 @@ bool reconcile_wins(const atomic_cell& a, const atomic_cell& b) noexcept {
             return a.local_deletion_time() > b.local_deletion_time();
         }
     }
-    // 5. Finally the greater value, as unsigned bytes (ties: either, they are equal).
-    return compare_unsigned(a.value(), b.value()) >= 0;
+    // 5. Finally the greater value, as unsigned bytes.
+    if (int c = compare_unsigned(a.value(), b.value())) {
+        return c > 0;
+    }
+    // 6. Equal but for the TTL (two expiring writes of one value at one
+    //    timestamp with the same expiry): Cassandra keeps either; the greater
+    //    TTL makes the result independent of the merge order.
+    return a.ttl() >= b.ttl();
 }
 
 } // namespace reef

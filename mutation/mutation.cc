@@ -1,0 +1,113 @@
+// Mutations to and from fragment streams. See mutation.hh.
+#include "mutation/mutation.hh"
+
+#include <stdexcept>
+
+namespace reef {
+
+void mutation::apply(const mutation& o) {
+    if (!(_key == o._key)) {
+        throw std::invalid_argument("mutation::apply: different partitions (token " + _key.get_token().to_string() +
+                                    " and " + o._key.get_token().to_string() + ")");
+    }
+    _partition.apply(*_schema, o._partition);
+}
+
+std::optional<mutation> mutation_partition_builder::consume(const mutation_fragment& f) {
+    if (auto* ps = std::get_if<partition_start>(&f)) {
+        if (_current) {
+            throw std::invalid_argument("mutation_partition_builder: partition_start inside a partition");
+        }
+        _current.emplace(_schema, ps->key);
+        _current->partition().apply(ps->partition_tombstone);
+        _changes = range_tombstone_change_accumulator(_reversed);
+        return std::nullopt;
+    }
+    if (!_current) {
+        throw std::invalid_argument(std::string("mutation_partition_builder: ") + kind_name(f) + " outside a partition");
+    }
+    auto& p = _current->partition();
+    const schema& s = *_schema;
+    if (auto* sr = std::get_if<static_row>(&f)) {
+        for (auto& [id, c] : sr->cells.cells()) {
+            p.apply_static(s, id, c);
+        }
+    } else if (auto* cr = std::get_if<clustering_row>(&f)) {
+        p.apply_row(s, cr->key, deletable_row{cr->marker, cr->row_tombstone, cr->cells});
+    } else if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
+        // Ranges are read through the list's own apply, so the stream's
+        // change positions are checked as range bounds.
+        range_tombstone_list ranges(s);
+        _changes.consume(*rtc, ranges);
+        for (auto& e : ranges) {
+            p.apply_range_tombstone(e.start, e.end, e.tomb);
+        }
+    } else if (std::holds_alternative<partition_end>(f)) {
+        if (!_changes.current().empty()) {
+            throw std::invalid_argument("mutation_partition_builder: partition ends inside a range tombstone");
+        }
+        auto m = std::move(*_current);
+        _current.reset();
+        return m;
+    }
+    return std::nullopt;
+}
+
+std::vector<mutation> mutations_from_fragments(schema_ptr s, const std::vector<mutation_fragment>& fragments,
+                                               bool reversed) {
+    mutation_partition_builder b(std::move(s), reversed);
+    std::vector<mutation> out;
+    for (auto& f : fragments) {
+        if (auto m = b.consume(f)) {
+            out.push_back(std::move(*m));
+        }
+    }
+    return out;
+}
+
+mutation mutation_from_fragments(schema_ptr s, const std::vector<mutation_fragment>& fragments, bool reversed) {
+    auto ms = mutations_from_fragments(std::move(s), fragments, reversed);
+    if (ms.size() != 1) {
+        throw std::invalid_argument("mutation_from_fragments: " + std::to_string(ms.size()) + " partitions, not one");
+    }
+    return std::move(ms.front());
+}
+
+std::vector<mutation_fragment> to_fragments(const mutation& m, bool reversed) {
+    const schema& s = *m.schema();
+    const auto& p = m.partition();
+    std::vector<mutation_fragment> out;
+    out.push_back(partition_start{m.decorated_key(), p.partition_tombstone()});
+    if (!p.static_row().empty()) {
+        out.push_back(static_row{p.static_row()});
+    }
+    // Rows and changes never share a position (a change sits before or
+    // after a prefix, a row at its key), so the merge needs no tie rule.
+    position_in_partition_comparator cmp(s, reversed);
+    auto changes = p.range_tombstones().to_changes(reversed);
+    auto ci = changes.begin();
+    auto emit_row = [&](const clustering_key_prefix& key, const deletable_row& r) {
+        auto pos = position_in_partition::for_key(key);
+        while (ci != changes.end() && cmp(ci->position, pos) < 0) {
+            out.push_back(std::move(*ci++));
+        }
+        out.push_back(clustering_row{key, r.marker, r.tomb, r.cells});
+    };
+    if (reversed) {
+        for (auto it = p.rows().rbegin(); it != p.rows().rend(); ++it) {
+            emit_row(it->first, it->second);
+        }
+    } else {
+        for (auto& [key, r] : p.rows()) {
+            emit_row(key, r);
+        }
+    }
+    while (ci != changes.end()) {
+        out.push_back(std::move(*ci++));
+    }
+    out.push_back(partition_end{});
+    return out;
+}
+
+} // namespace reef
+

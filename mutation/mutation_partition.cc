@@ -1,0 +1,94 @@
+// Merging partitions by the reconciliation rules. See mutation_partition.hh.
+#include "mutation/mutation_partition.hh"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace reef {
+
+bool marker_supersedes(const row_marker& a, const row_marker& b) noexcept {
+    // LivenessInfo.supersedes: the later timestamp; on a tie the expiring
+    // one over the plain one (as a TTL cell beats a plain one), and between
+    // two of the same kind the later expiry. Cassandra's "expired" marker
+    // (materialized views only) has no counterpart here.
+    if (a.timestamp != b.timestamp) {
+        return a.timestamp > b.timestamp;
+    }
+    if (a.is_expiring() != b.is_expiring()) {
+        return a.is_expiring();
+    }
+    if (a.expiry != b.expiry) {
+        return a.expiry > b.expiry;
+    }
+    // Cassandra keeps either one here (mergeWith returns `other`); the
+    // greater TTL makes the merge independent of the order.
+    return a.ttl > b.ttl;
+}
+
+void apply_row_marker(row_marker& into, const row_marker& from) noexcept {
+    if (marker_supersedes(from, into)) {
+        into = from;
+    }
+}
+
+void apply_cell(row& into, column_id id, const cell_or_collection& c, const std::vector<column_definition>& columns) {
+    if (auto* cell = std::get_if<atomic_cell>(&c)) {
+        into.apply(id, *cell);
+        return;
+    }
+    if (id >= columns.size()) {
+        throw std::out_of_range("apply_cell: no column " + std::to_string(id));
+    }
+    data_type paths = columns[id].type->name_comparator();
+    into.apply(id, std::get<collection_cells>(c), [&paths](bytes_view a, bytes_view b) { return paths->compare(a, b); });
+}
+
+void apply_cells(row& into, const row& from, const std::vector<column_definition>& columns) {
+    for (auto& [id, c] : from.cells()) {
+        apply_cell(into, id, c, columns);
+    }
+}
+
+mutation_partition::mutation_partition(const schema& s)
+    : _rows(clustering_key_less{clustering_comparator(s)}), _range_tombstones(s) {}
+
+void mutation_partition::apply_static(const schema& s, column_id id, const cell_or_collection& c) {
+    apply_cell(_static_row, id, c, s.static_columns());
+}
+
+deletable_row& mutation_partition::clustered_row(const clustering_key_prefix& key) {
+    return _rows.try_emplace(key).first->second;
+}
+
+void mutation_partition::apply_row(const schema& s, const clustering_key_prefix& key, const deletable_row& r) {
+    auto& into = clustered_row(key);
+    apply_row_marker(into.marker, r.marker);
+    into.tomb.apply(r.tomb);
+    apply_cells(into.cells, r.cells, s.regular_columns());
+}
+
+void mutation_partition::apply(const schema& s, const mutation_partition& o) {
+    _tomb.apply(o._tomb);
+    apply_cells(_static_row, o._static_row, s.static_columns());
+    for (auto& [key, r] : o._rows) {
+        apply_row(s, key, r);
+    }
+    _range_tombstones.apply(o._range_tombstones);
+}
+
+tombstone mutation_partition::tombstone_for_row(const clustering_key_prefix& key) const {
+    tombstone t = _tomb;
+    t.apply(_range_tombstones.search(position_in_partition::for_key(key)));
+    if (auto it = _rows.find(key); it != _rows.end()) {
+        t.apply(it->second.tomb);
+    }
+    return t;
+}
+
+bool mutation_partition::operator==(const mutation_partition& o) const {
+    // Keys equal by bytes; the maps share the schema's order.
+    return _tomb == o._tomb && _static_row == o._static_row && _rows.size() == o._rows.size() &&
+           std::equal(_rows.begin(), _rows.end(), o._rows.begin()) && _range_tombstones == o._range_tombstones;
+}
+
+} // namespace reef

@@ -1,0 +1,82 @@
+// mutation_partition: one partition in memory (partition tombstone, static row, rows by clustering key,
+// range tombstones), merged with another version by Cassandra's reconciliation rules (mutation/README.md).
+#pragma once
+
+#include "mutation/clustering_key.hh"
+#include "mutation/range_tombstone_list.hh"
+#include "mutation/row.hh"
+#include "mutation/tombstone.hh"
+#include "schema/schema.hh"
+
+#include <map>
+
+namespace reef {
+
+// Which of two row markers wins (Cassandra's LivenessInfo.supersedes; see
+// mutation/README.md). Returns true if `a` wins over `b`.
+bool marker_supersedes(const row_marker& a, const row_marker& b) noexcept;
+
+// A clustering row's contents: its marker, its row tombstone, its cells.
+struct deletable_row {
+    row_marker marker;
+    tombstone tomb;
+    row cells;
+    bool operator==(const deletable_row&) const = default;
+};
+
+// Orders clustering keys in the map with the schema's clustering order.
+struct clustering_key_less {
+    clustering_comparator cmp;
+    bool operator()(const clustering_key_prefix& a, const clustering_key_prefix& b) const { return cmp(a, b) < 0; }
+};
+
+// Merging keeps every version's winner and drops nothing: data shadowed by
+// a tombstone stays until a compaction (or a query) applies the tombstone,
+// so apply() is commutative and associative and merging in any order gives
+// the same partition.
+class mutation_partition {
+public:
+    using rows_type = std::map<clustering_key_prefix, deletable_row, clustering_key_less>;
+
+    explicit mutation_partition(const schema& s);
+
+    const tombstone& partition_tombstone() const noexcept { return _tomb; }
+    const row& static_row() const noexcept { return _static_row; }
+    const rows_type& rows() const noexcept { return _rows; }
+    const range_tombstone_list& range_tombstones() const noexcept { return _range_tombstones; }
+
+    void apply(tombstone t) { _tomb.apply(t); }
+    // Cells of a static column (schema::static_columns() index).
+    void apply_static(const schema& s, column_id id, const cell_or_collection& c);
+    // The row at `key`, created empty if missing.
+    deletable_row& clustered_row(const clustering_key_prefix& key);
+    // Merges a row's contents (marker, tombstone, cells) into the row at key.
+    void apply_row(const schema& s, const clustering_key_prefix& key, const deletable_row& r);
+    void apply_range_tombstone(const position_in_partition& start, const position_in_partition& end, tombstone t) {
+        _range_tombstones.apply(start, end, t);
+    }
+    // Merges another version of the same partition into this one.
+    void apply(const schema& s, const mutation_partition& o);
+
+    // The tombstone that covers the row at key: the greatest of the
+    // partition tombstone, the range tombstones there and the row's own.
+    tombstone tombstone_for_row(const clustering_key_prefix& key) const;
+
+    bool operator==(const mutation_partition& o) const;
+
+private:
+    tombstone _tomb;
+    row _static_row;
+    rows_type _rows;
+    range_tombstone_list _range_tombstones;
+};
+
+// Keeps the winning marker of the two in `into`.
+void apply_row_marker(row_marker& into, const row_marker& from) noexcept;
+// Merges one column's cells into `into` (see apply_cells).
+void apply_cell(row& into, column_id id, const cell_or_collection& c, const std::vector<column_definition>& columns);
+// Merges row `from` into `into`; columns are indices into `columns`, which
+// give the path order of collection cells (the type's name_comparator()).
+void apply_cells(row& into, const row& from, const std::vector<column_definition>& columns);
+
+} // namespace reef

@@ -462,6 +462,7 @@ int abstract_type::compare(bytes_view a, bytes_view b) const {
     case type_kind::varint:
         return compare_varint(a, b);
     case type_kind::decimal:
+        validate(a), validate(b);
         return compare_decimal(a, b);
     case type_kind::uuid:
         validate(a), validate(b);
@@ -538,7 +539,11 @@ void abstract_type::validate(bytes_view v) const {
         return;
     case type_kind::duration:
         if (!v.empty()) {
-            decode_duration(v);
+            try {
+                decode_duration(v);
+            } catch (const std::invalid_argument& e) {
+                throw marshal_exception(e.what());
+            }
         }
         return;
     case type_kind::empty:

@@ -110,7 +110,6 @@ public:
     bool operator==(const abstract_type& o) const { return class_name() == o.class_name(); }
 protected:
     std::string class_name(bool ignore_freezing) const;
-    friend class type_printer;
 };
 
 // A user-defined type: a tuple whose fields have names, in a keyspace.

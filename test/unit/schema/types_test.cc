@@ -459,3 +459,47 @@ BOOST_AUTO_TEST_CASE(sets_and_maps_are_sorted_and_deduplicated) {
     auto l = list_type(int32_type(), false);
     BOOST_CHECK_EQUAL(l->to_cql_literal(l->from_cql_literal("[3, 1, 3]")), "[3, 1, 3]");
 }
+
+BOOST_AUTO_TEST_CASE(randomized_malformed_values) {
+    // Whatever the bytes, validate() accepts them or throws marshal_exception; accepted values print without
+    // throwing and compare with themselves as equal. Run under ASan in debug mode, this also checks bounds.
+    auto udt = user_type("ks", "u", {"a", "b"}, {int32_type(), text_type()}, false);
+    std::vector<data_type> types;
+    for (int k = 0; k <= int(type_kind::empty); ++k) {
+        types.push_back(native_type(type_kind(k)));
+    }
+    types.push_back(list_type(int32_type(), false));
+    types.push_back(set_type(text_type(), false));
+    types.push_back(map_type(text_type(), decimal_type(), false));
+    types.push_back(tuple_type({int32_type(), duration_type()}));
+    types.push_back(udt->freeze());
+    types.push_back(composite_type({int32_type(), text_type()}));
+    types.push_back(reversed_type(varint_type()));
+    auto& r = rng();
+    std::uniform_int_distribution<int> len(0, 24), byte(0, 255), small(0, 3);
+    size_t valid = 0;
+    for (int i = 0; i < 20000; ++i) {
+        auto& t = types[size_t(i) % types.size()];
+        bytes v;
+        for (int n = len(r); n > 0; --n) {
+            // Mostly small bytes, so that lengths inside collections are often plausible.
+            v.push_back(uint8_t(small(r) ? byte(r) % 8 : byte(r)));
+        }
+        try {
+            t->validate(v);
+        } catch (const marshal_exception&) {
+            continue;
+        }
+        ++valid;
+        BOOST_TEST_CONTEXT(t->cql_name() << " 0x" << hex_encode(v)) {
+            BOOST_CHECK_NO_THROW(t->to_json_string(v));
+            BOOST_CHECK_NO_THROW(t->to_string(v));
+            BOOST_CHECK_NO_THROW(t->to_cql_literal(v));
+            int c = 1;
+            BOOST_CHECK_NO_THROW(c = t->compare(v, v));
+            BOOST_CHECK_EQUAL(c, 0);
+        }
+    }
+    BOOST_TEST_MESSAGE(valid << " valid random values");
+    BOOST_CHECK_GT(valid, 1000u);
+}

@@ -201,3 +201,55 @@ BOOST_AUTO_TEST_CASE(test_against_model_and_apply_order) {
         }
     }
 }
+
+BOOST_AUTO_TEST_CASE(test_any_change_stream_reads_as_the_model) {
+    // Streams as readers produce them: several changes at one position,
+    // changes that repeat the tombstone in force, empty ones in gaps.
+    auto s = make_schema();
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    std::mt19937_64 rng(seed);
+    auto rnd = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    std::vector<int> bound_slots;
+    for (int i = 0; i < slot_count; ++i) {
+        if (is_bound_slot(i)) {
+            bound_slots.push_back(i);
+        }
+    }
+    for (int iter = 0; iter < 3000; ++iter) {
+        BOOST_TEST_CONTEXT("seed " << seed << " case " << iter) {
+            bool reversed = rnd(0, 1);
+            std::vector<int> slots;
+            int n = rnd(0, 8);
+            for (int i = 0; i < n; ++i) {
+                slots.push_back(bound_slots[rnd(0, int(bound_slots.size()) - 1)]);
+            }
+            std::sort(slots.begin(), slots.end());
+            if (reversed) {
+                std::reverse(slots.begin(), slots.end());
+            }
+            std::vector<range_tombstone_change> changes;
+            std::vector<tombstone> tombs;
+            for (size_t i = 0; i < slots.size(); ++i) {
+                tombstone t = i + 1 == slots.size() || rnd(0, 3) == 0 ? tombstone{} : tombstone{rnd(0, 3), rnd(0, 1)};
+                tombs.push_back(t);
+                auto p = slot_position(slots[i]);
+                changes.push_back({reversed ? p.reversed() : p, t});
+            }
+            std::vector<tombstone> model(slot_count);
+            for (size_t i = 0; i + 1 < slots.size(); ++i) {
+                int lo = std::min(slots[i], slots[i + 1]), hi = std::max(slots[i], slots[i + 1]);
+                for (int k = lo; k < hi; ++k) {
+                    model[k] = tombs[i];
+                }
+            }
+            range_tombstone_list l(*s);
+            l.apply_changes(changes, reversed);
+            check_canonical(*s, l);
+            for (int i = 0; i < slot_count; ++i) {
+                BOOST_REQUIRE_MESSAGE(l.search(slot_position(i)) == model[i], "slot " << i << " reversed " << reversed);
+            }
+            BOOST_REQUIRE(through_stream(*s, l, !reversed) == l);
+        }
+    }
+}

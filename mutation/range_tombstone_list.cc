@@ -1,6 +1,8 @@
 // Applying range tombstones to a sorted list of ranges, and the change stream form. See range_tombstone_list.hh.
 #include "mutation/range_tombstone_list.hh"
 
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 namespace reef {
@@ -25,11 +27,18 @@ void range_tombstone_list::apply(const position_in_partition& start, const posit
     if (c == 0 || t.empty()) {
         return;
     }
-    // Rebuild the list around the new range. `push` keeps the result
-    // canonical: it drops empty pieces and joins touching pieces with equal
-    // tombstones, which can only happen next to the new range.
+    // Only the ranges the new one overlaps, plus one neighbour on each side
+    // (which it may touch and join), are rebuilt; the rest stay in place.
+    auto first_after = std::partition_point(_ranges.begin(), _ranges.end(),
+                                            [&](const range_tombstone_entry& r) { return cmp(r.end, start) <= 0; });
+    auto first_beyond = std::partition_point(first_after, _ranges.end(),
+                                             [&](const range_tombstone_entry& r) { return cmp(r.start, end) < 0; });
+    auto lo = first_after == _ranges.begin() ? first_after : first_after - 1;
+    auto hi = first_beyond == _ranges.end() ? first_beyond : first_beyond + 1;
+    // `push` keeps the window canonical: it drops empty pieces and joins
+    // touching pieces with equal tombstones.
     std::vector<range_tombstone_entry> out;
-    out.reserve(_ranges.size() + 2);
+    out.reserve((hi - lo) + 2);
     auto push = [&](const position_in_partition& s, const position_in_partition& e, tombstone tomb) {
         if (cmp(s, e) >= 0) {
             return;
@@ -40,15 +49,13 @@ void range_tombstone_list::apply(const position_in_partition& start, const posit
         }
         out.push_back({s, e, tomb});
     };
-    auto it = _ranges.begin();
-    // Ranges that end at or before the new start stay as they are.
-    while (it != _ranges.end() && cmp(it->end, start) <= 0) {
+    auto it = lo;
+    for (; it != first_after; ++it) {
         push(it->start, it->end, it->tomb);
-        ++it;
     }
     // `pos`: how far the new range has been laid down.
     position_in_partition pos = start;
-    for (; it != _ranges.end() && cmp(it->start, end) < 0; ++it) {
+    for (; it != first_beyond; ++it) {
         if (cmp(pos, it->start) < 0) {
             push(pos, it->start, t);
             pos = it->start;
@@ -66,10 +73,18 @@ void range_tombstone_list::apply(const position_in_partition& start, const posit
         pos = overlap_end;
     }
     push(pos, end, t);
-    for (; it != _ranges.end(); ++it) {
+    for (; it != hi; ++it) {
         push(it->start, it->end, it->tomb);
     }
-    _ranges = std::move(out);
+    // Splice the window back: overwrite what fits, then insert or erase the rest.
+    size_t at = lo - _ranges.begin(), old_size = hi - lo, common = std::min(old_size, out.size());
+    std::move(out.begin(), out.begin() + common, _ranges.begin() + at);
+    if (out.size() > old_size) {
+        _ranges.insert(_ranges.begin() + at + common, std::make_move_iterator(out.begin() + common),
+                       std::make_move_iterator(out.end()));
+    } else {
+        _ranges.erase(_ranges.begin() + at + common, _ranges.begin() + at + old_size);
+    }
 }
 
 void range_tombstone_list::apply(const range_tombstone_list& o) {

@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(test_against_model_and_apply_order) {
         BOOST_TEST_CONTEXT("seed " << seed << " case " << iter << " case seed " << case_seed) {
             rng.seed(case_seed);
             std::vector<model_range> ranges;
-            int n = rnd(0, 10);
+            int n = rnd(0, iter % 10 == 0 ? 60 : 10);
             for (int i = 0; i < n; ++i) {
                 int a = bound_slots[rnd(0, int(bound_slots.size()) - 1)];
                 int b = bound_slots[rnd(0, int(bound_slots.size()) - 1)];

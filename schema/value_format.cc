@@ -315,6 +315,10 @@ std::string big_decimal::to_string() const {
 }
 
 std::string big_decimal::to_plain_string() const {
+    // Java would write up to 2^31 zeros for an extreme scale; past a bound the exponent form is kept instead.
+    if (scale > 10000 || scale < -10000) {
+        return to_string();
+    }
     std::string coeff = unscaled.to_string();
     bool neg = unscaled.negative();
     if (neg) {

@@ -54,7 +54,8 @@ struct big_decimal {
     bytes to_bytes() const;
     // Java BigDecimal.toString(): "1E+300", "-1.00", "0.000001", "1E-7".
     std::string to_string() const;
-    // Java BigDecimal.toPlainString(): never an exponent ("1000", "0.0000001").
+    // Java BigDecimal.toPlainString(): never an exponent ("1000", "0.0000001"); for a scale beyond ±10000,
+    // to_string() rather than a string of millions of zeros.
     std::string to_plain_string() const;
     // Numeric order: 1.0 == 1.00 (BigDecimal.compareTo).
     int compare(const big_decimal& o) const;

@@ -118,6 +118,7 @@ BOOST_AUTO_TEST_CASE(strings_of_values) {
     BOOST_CHECK_EQUAL(blob_type()->to_string(hex("cafe")), "cafe");
     BOOST_CHECK_EQUAL(decimal_type()->to_string(hex("fffffffd01")), "1000");
     BOOST_CHECK_EQUAL(decimal_type()->to_string(hex("0000000701")), "0.0000001");
+    BOOST_CHECK_EQUAL(decimal_type()->to_string(hex("ffffb1e001")), "1E+20000");
     BOOST_CHECK_EQUAL(timestamp_type()->to_string(serialize_be<int64_t>(1709210096789)), "2024-02-29 12:34Z");
     BOOST_CHECK_EQUAL(timestamp_type()->to_string(serialize_be<int64_t>(-1)), "1969-12-31 23:59Z");
     BOOST_CHECK(timestamp_type()->from_string("2024-02-29 12:34Z") == serialize_be<int64_t>(1709210040000));

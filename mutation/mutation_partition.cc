@@ -76,6 +76,70 @@ void mutation_partition::apply(const schema& s, const mutation_partition& o) {
     _range_tombstones.apply(o._range_tombstones);
 }
 
+namespace {
+
+// Drops the cells `t` deletes, and collection tombstones it makes redundant;
+// returns whether anything is left.
+bool drop_shadowed_cells(row& r, tombstone t) {
+    row kept;
+    for (auto& [id, c] : r.cells()) {
+        if (auto* cell = std::get_if<atomic_cell>(&c)) {
+            if (!t.deletes(cell->timestamp())) {
+                kept.apply(id, *cell);
+            }
+            continue;
+        }
+        auto coll = std::get<collection_cells>(c);
+        if (!coll.tomb.supersedes(t)) {
+            coll.tomb = {};
+        }
+        tombstone covering = t;
+        covering.apply(coll.tomb);
+        std::erase_if(coll.cells, [&](auto& e) { return covering.deletes(e.second.timestamp()); });
+        if (coll.tomb || !coll.cells.empty()) {
+            // Into an empty column: the path order is already right.
+            kept.apply(id, std::move(coll), [](bytes_view, bytes_view) { return 0; });
+        }
+    }
+    r = std::move(kept);
+    return !r.empty();
+}
+
+} // namespace
+
+void mutation_partition::drop_shadowed() {
+    drop_shadowed_cells(_static_row, _tomb);
+    // Range tombstones that the partition tombstone covers add nothing.
+    if (_tomb) {
+        range_tombstone_list kept(_range_tombstones.comparator());
+        for (auto& r : _range_tombstones) {
+            if (r.tomb.supersedes(_tomb)) {
+                kept.apply(r);
+            }
+        }
+        _range_tombstones = std::move(kept);
+    }
+    for (auto it = _rows.begin(); it != _rows.end();) {
+        auto& r = it->second;
+        tombstone outer = _tomb;
+        outer.apply(_range_tombstones.search(position_in_partition::for_key(it->first)));
+        if (!r.tomb.supersedes(outer)) {
+            r.tomb = {};
+        }
+        tombstone active = outer;
+        active.apply(r.tomb);
+        if (active.deletes(r.marker.timestamp)) {
+            r.marker = {};
+        }
+        bool has_cells = drop_shadowed_cells(r.cells, active);
+        if (!has_cells && r.marker.empty() && !r.tomb) {
+            it = _rows.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
 tombstone mutation_partition::tombstone_for_row(const clustering_key_prefix& key) const {
     tombstone t = _tomb;
     t.apply(_range_tombstones.search(position_in_partition::for_key(key)));

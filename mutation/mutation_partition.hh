@@ -58,6 +58,13 @@ public:
     // Merges another version of the same partition into this one.
     void apply(const schema& s, const mutation_partition& o);
 
+    // Removes what a tombstone here deletes (DeletionTime.deletes: written
+    // at or before it): row markers, cells, collection elements, and the
+    // row, collection and range tombstones that a covering tombstone makes
+    // redundant. Tombstones themselves stay (purging them is compaction's).
+    // What a read of the partition returns does not change.
+    void drop_shadowed();
+
     // The tombstone that covers the row at key: the greatest of the
     // partition tombstone, the range tombstones there and the row's own.
     tombstone tombstone_for_row(const clustering_key_prefix& key) const;

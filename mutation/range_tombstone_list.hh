@@ -44,6 +44,7 @@ public:
     // empty if none covers it.
     tombstone search(const position_in_partition& p) const;
 
+    const position_in_partition_comparator& comparator() const noexcept { return _cmp; }
     bool empty() const noexcept { return _ranges.empty(); }
     size_t size() const noexcept { return _ranges.size(); }
     const std::vector<range_tombstone_entry>& ranges() const noexcept { return _ranges; }

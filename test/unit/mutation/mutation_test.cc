@@ -288,3 +288,81 @@ BOOST_AUTO_TEST_CASE(test_cell_tie_on_ttl_only) {
     BOOST_CHECK(reconcile(a, b) == b);
     BOOST_CHECK(reconcile(b, a) == b);
 }
+
+namespace {
+
+// Nothing left in p is deleted by a tombstone that covers it.
+void check_nothing_shadowed(const mutation_partition& p) {
+    for (auto& [id, c] : p.static_row().cells()) {
+        if (auto* cell = std::get_if<atomic_cell>(&c)) {
+            BOOST_REQUIRE(!p.partition_tombstone().deletes(cell->timestamp()));
+        }
+    }
+    for (auto& r : p.range_tombstones()) {
+        BOOST_REQUIRE(r.tomb.supersedes(p.partition_tombstone()));
+    }
+    for (auto& [key, r] : p.rows()) {
+        tombstone active = p.tombstone_for_row(key);
+        BOOST_REQUIRE(r.marker.empty() || !active.deletes(r.marker.timestamp));
+        BOOST_REQUIRE(!r.marker.empty() || r.tomb || !r.cells.empty());
+        for (auto& [id, c] : r.cells.cells()) {
+            if (auto* cell = std::get_if<atomic_cell>(&c)) {
+                BOOST_REQUIRE(!active.deletes(cell->timestamp()));
+            } else {
+                auto& coll = std::get<collection_cells>(c);
+                BOOST_REQUIRE(!coll.tomb || coll.tomb.supersedes(active));
+                for (auto& e : coll.cells) {
+                    BOOST_REQUIRE(!active.deletes(e.second.timestamp()) && !coll.tomb.deletes(e.second.timestamp()));
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(test_drop_shadowed) {
+    auto s = make_schema();
+    auto ck = [](int k) { return clustering_key_prefix({int_value(k)}); };
+    mutation m(s, key(1));
+    auto& p = m.partition();
+    p.apply(tombstone{3, 1});
+    deletable_row r{row_marker{3}, tombstone{2, 1}, {}};
+    r.cells.apply(0, atomic_cell::make_live(4, "kept"));
+    p.apply_row(*s, ck(1), r);
+    p.apply_row(*s, ck(2), deletable_row{row_marker{5}, tombstone{}, {}});
+    p.apply_range_tombstone(position_in_partition::before_key(ck(2)), position_in_partition::after_key(ck(3)), tombstone{5, 1});
+    p.apply_range_tombstone(position_in_partition::before_key(ck(5)), position_in_partition::after_key(ck(6)), tombstone{1, 1});
+    p.drop_shadowed();
+    // Row 1: the marker (ts 3) and the row tombstone (older than the
+    // partition's) go, the newer cell stays; row 2 is deleted by the range
+    // tombstone; the range under the partition tombstone goes.
+    BOOST_REQUIRE_EQUAL(p.rows().size(), 1u);
+    auto& r1 = p.rows().at(ck(1));
+    BOOST_CHECK(r1.marker.empty());
+    BOOST_CHECK(!r1.tomb);
+    BOOST_CHECK_EQUAL(r1.cells.size(), 1u);
+    BOOST_REQUIRE_EQUAL(p.range_tombstones().size(), 1u);
+    BOOST_CHECK(p.range_tombstones().ranges()[0].tomb == (tombstone{5, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(test_drop_shadowed_commutes_with_merge) {
+    for_random_cases(1500, [](const schema_ptr& s, generator& g) {
+        auto k = key(g.rnd(0, 3));
+        auto m1 = g.make(k), m2 = g.make(k);
+        auto merged = m1;
+        merged.apply(m2);
+        merged.partition().drop_shadowed();
+        check_nothing_shadowed(merged.partition());
+        auto again = merged;
+        again.partition().drop_shadowed();
+        BOOST_REQUIRE_MESSAGE(again == merged, "drop_shadowed is idempotent");
+        auto d1 = m1, d2 = m2;
+        d1.partition().drop_shadowed();
+        d2.partition().drop_shadowed();
+        d1.apply(d2);
+        d1.partition().drop_shadowed();
+        BOOST_REQUIRE_MESSAGE(d1 == merged, "dropping before merging changes nothing");
+        validate(*s, to_fragments(merged, true), true);
+    });
+}

@@ -38,4 +38,16 @@ std::vector<io_backend_kind> available_io_backends() {
     return out;
 }
 
+void on_every_backend(const std::function<future<>(std::string backend)>& body) {
+    for (auto kind : available_io_backends()) {
+        BOOST_TEST_MESSAGE("backend " << to_string(kind));
+        auto cfg = test_runtime_config();
+        cfg.io_backend = kind;
+        run_in_runtime(cfg, [&]() -> future<> {
+            BOOST_CHECK(current_io_backend() == kind);
+            co_await body(std::string(to_string(kind)));
+        });
+    }
+}
+
 } // namespace reef::testing

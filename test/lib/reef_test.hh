@@ -7,6 +7,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace reef::testing {
@@ -21,6 +22,9 @@ void run_in_runtime(const runtime_config& cfg, std::function<future<>()> body);
 
 // Every backend this machine can start (io_uring may be refused).
 std::vector<io_backend_kind> available_io_backends();
+
+// Runs body(backend name) in a fresh runtime once per available backend.
+void on_every_backend(const std::function<future<>(std::string backend)>& body);
 
 } // namespace reef::testing
 

@@ -3,18 +3,16 @@
 #include "mutation/fragment.hh"
 #include "mutation/fragment_stream_validator.hh"
 #include "schema/schema.hh"
+#include "test/lib/simple_keys.hh"
 
 #include <boost/test/unit_test.hpp>
 #include <string>
 #include <vector>
 
 using namespace reef;
+using testing::int_value;
 
 namespace {
-
-bytes int_value(int v) {
-    return bytes{uint8_t(uint32_t(v) >> 24), uint8_t(uint32_t(v) >> 16), uint8_t(uint32_t(v) >> 8), uint8_t(v)};
-}
 
 schema_ptr make_schema() {
     return schema_builder("ks", "t")
@@ -25,12 +23,7 @@ schema_ptr make_schema() {
         .build();
 }
 
-dht::decorated_key key(int k) {
-    auto b = int_value(k);
-    return dht::decorated_key(partition_key(std::string(b.begin(), b.end())));
-}
-
-clustering_row crow(int ck) { return clustering_row{clustering_key_prefix({int_value(ck)}), {}, {}, {}}; }
+clustering_row crow(int k) { return clustering_row{testing::ck(k), {}, {}, {}}; }
 
 range_tombstone_change rtc(position_in_partition p, tombstone t) { return {std::move(p), t}; }
 
@@ -74,7 +67,7 @@ BOOST_AUTO_TEST_CASE(test_row_merges_cells_and_collections) {
 }
 
 BOOST_AUTO_TEST_CASE(test_valid_streams_pass) {
-    auto k1 = key(1), k2 = key(2);
+    auto k1 = testing::pkey(1), k2 = testing::pkey(2);
     // Partitions in token order: int keys 1 then 2 (see token tests: 1 < 2).
     tombstone t{5, 100};
     BOOST_CHECK_EQUAL(check({}), "");
@@ -95,7 +88,7 @@ BOOST_AUTO_TEST_CASE(test_valid_streams_pass) {
 }
 
 BOOST_AUTO_TEST_CASE(test_each_broken_rule_is_named) {
-    auto k1 = key(1), k2 = key(2);
+    auto k1 = testing::pkey(1), k2 = testing::pkey(2);
     tombstone t{5, 100};
     BOOST_CHECK(mentions(check({partition_start{k2, {}}, partition_end{}, partition_start{k1, {}}, partition_end{}}),
                          "partition out of order"));

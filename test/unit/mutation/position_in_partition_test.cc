@@ -2,22 +2,15 @@
 // position of a small two-column table is mapped to a rank on a number line.
 #include "mutation/position_in_partition.hh"
 #include "schema/schema.hh"
+#include "test/lib/simple_keys.hh"
 
 #include <boost/test/unit_test.hpp>
 #include <vector>
 
 using namespace reef;
+using testing::int_value;
 
 namespace {
-
-bytes int_value(int v) {
-    bytes b(4);
-    b[0] = uint8_t(uint32_t(v) >> 24);
-    b[1] = uint8_t(uint32_t(v) >> 16);
-    b[2] = uint8_t(uint32_t(v) >> 8);
-    b[3] = uint8_t(v);
-    return b;
-}
 
 struct modeled {
     position_in_partition pos;

@@ -4,6 +4,7 @@
 #include "mutation/fragment_stream_validator.hh"
 #include "reader/mutation_fragment_filter.hh"
 #include "schema/schema.hh"
+#include "test/lib/simple_keys.hh"
 
 #include <boost/test/unit_test.hpp>
 #include <map>
@@ -13,27 +14,11 @@
 #include <vector>
 
 using namespace reef;
+using testing::ck;
 
 namespace {
 
 constexpr int keys = 20;
-
-bytes int_value(int v) {
-    return bytes{uint8_t(uint32_t(v) >> 24), uint8_t(uint32_t(v) >> 16), uint8_t(uint32_t(v) >> 8), uint8_t(v)};
-}
-int int_of(const clustering_key_prefix& k) {
-    auto c = k.component(0);
-    return int(uint32_t(c[0]) << 24 | uint32_t(c[1]) << 16 | uint32_t(c[2]) << 8 | uint32_t(c[3]));
-}
-clustering_key_prefix ck(int k) { return clustering_key_prefix({int_value(k)}); }
-
-schema_ptr make_schema() {
-    return schema_builder("ks", "t")
-        .with_column("pk", int32_type(), column_kind::partition_key)
-        .with_column("ck", int32_type(), column_kind::clustering_key)
-        .with_column("v", int32_type(), column_kind::regular_column)
-        .build();
-}
 
 // Grid positions: 2k is "before key k", 2k+1 is "after key k".
 position_in_partition grid(int g) {
@@ -119,7 +104,7 @@ std::vector<mutation_fragment> input_stream(const test_case& tc, bool reversed) 
             items.push_back({p, range_tombstone_change{p, before}});
         }
     }
-    auto s = make_schema();
+    auto s = testing::int_table_schema();
     position_in_partition_comparator cmp(*s, reversed);
     std::stable_sort(items.begin(), items.end(), [&](auto& a, auto& b) { return cmp(a.first, b.first) < 0; });
     std::vector<mutation_fragment> out;
@@ -130,7 +115,7 @@ std::vector<mutation_fragment> input_stream(const test_case& tc, bool reversed) 
 }
 
 void check_case(const test_case& tc, bool reversed, uint32_t seed) {
-    auto s = make_schema();
+    auto s = testing::int_table_schema();
     clustering_ranges ranges;
     for (auto [a, b] : tc.ranges) {
         ranges.push_back({grid(a), grid(b)});
@@ -164,7 +149,7 @@ void check_case(const test_case& tc, bool reversed, uint32_t seed) {
     std::set<int> got_rows;
     for (auto& f : out) {
         if (auto* r = std::get_if<clustering_row>(&f)) {
-            got_rows.insert(int_of(r->key));
+            got_rows.insert(testing::int_of(r->key.component(0)));
         }
     }
     std::set<int> want_rows;
@@ -206,7 +191,7 @@ BOOST_AUTO_TEST_CASE(test_filter_matches_model) {
 }
 
 BOOST_AUTO_TEST_CASE(test_skip_target) {
-    auto s = make_schema();
+    auto s = testing::int_table_schema();
     clustering_ranges ranges{{grid(4), grid(7)}, {grid(20), grid(25)}};
     mutation_fragment_filter filter(*s, ranges);
     std::vector<mutation_fragment> out;

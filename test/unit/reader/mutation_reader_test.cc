@@ -4,33 +4,18 @@
 #include "mutation/fragment_stream_validator.hh"
 #include "reader/mutation_reader.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/simple_keys.hh"
 
 #include <algorithm>
 #include <random>
 #include <set>
 
 using namespace reef;
+using testing::ck;
+using testing::int_of;
+using testing::pkey;
 
 namespace {
-
-bytes int_value(int v) {
-    return bytes{uint8_t(uint32_t(v) >> 24), uint8_t(uint32_t(v) >> 16), uint8_t(uint32_t(v) >> 8), uint8_t(v)};
-}
-int int_of(bytes_view c) { return int(uint32_t(c[0]) << 24 | uint32_t(c[1]) << 16 | uint32_t(c[2]) << 8 | uint32_t(c[3])); }
-clustering_key_prefix ck(int k) { return clustering_key_prefix({int_value(k)}); }
-
-schema_ptr make_schema() {
-    return schema_builder("ks", "t")
-        .with_column("pk", int32_type(), column_kind::partition_key)
-        .with_column("ck", int32_type(), column_kind::clustering_key)
-        .with_column("v", int32_type(), column_kind::regular_column)
-        .build();
-}
-
-dht::decorated_key pkey(int k) {
-    auto b = int_value(k);
-    return dht::decorated_key(partition_key(std::string(b.begin(), b.end())));
-}
 
 // n partitions in token order, each with some rows and one range tombstone.
 std::vector<mutation_fragment> make_data(std::mt19937& rng, int n, std::vector<dht::decorated_key>& keys) {
@@ -74,7 +59,7 @@ size_t count_partitions(const std::vector<mutation_fragment>& fs) {
 } // namespace
 
 REEF_TEST_CASE(test_read_all_and_next_partition) {
-    auto s = make_schema();
+    auto s = testing::int_table_schema();
     std::mt19937 rng(1);
     std::vector<dht::decorated_key> keys;
     auto data = make_data(rng, 30, keys);
@@ -100,7 +85,7 @@ REEF_TEST_CASE(test_read_all_and_next_partition) {
 }
 
 REEF_TEST_CASE(test_partition_ranges) {
-    auto s = make_schema();
+    auto s = testing::int_table_schema();
     std::mt19937 rng(2);
     std::vector<dht::decorated_key> keys;
     auto data = make_data(rng, 30, keys);
@@ -128,7 +113,7 @@ REEF_TEST_CASE(test_partition_ranges) {
 // Clustering windows: the rows and tombstones seen through windows are the
 // ones inside them, and every window's output is a valid clipped stream.
 REEF_TEST_CASE(test_forwarding_windows) {
-    auto s = make_schema();
+    auto s = testing::int_table_schema();
     std::mt19937 rng(3);
     std::vector<dht::decorated_key> keys;
     auto data = make_data(rng, 10, keys);

@@ -5,6 +5,7 @@
 #include "runtime/reactor.hh"
 #include "runtime/when_all.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/tmpdir.hh"
 
 #include <cstdlib>
 #include <fcntl.h>
@@ -14,19 +15,9 @@
 #include <unistd.h>
 
 using namespace reef;
+using testing::on_every_backend;
 
 namespace {
-
-// A scratch directory under the build tree's tmp (a real filesystem, so that
-// O_DIRECT is honoured), removed at the end.
-struct scratch_dir {
-    std::string path;
-    scratch_dir() {
-        char tmpl[] = "/var/tmp/reef-file-test-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~scratch_dir() { (void)std::system(("rm -rf " + path).c_str()); }
-};
 
 std::string pattern(size_t n, unsigned seed) {
     std::string s(n, '\0');
@@ -35,20 +26,6 @@ std::string pattern(size_t n, unsigned seed) {
         c = char(rng());
     }
     return s;
-}
-
-// Runs body once per available backend.
-template <typename Body>
-void on_every_backend(Body body) {
-    for (auto kind : testing::available_io_backends()) {
-        BOOST_TEST_MESSAGE("backend " << to_string(kind));
-        auto cfg = testing::test_runtime_config();
-        cfg.io_backend = kind;
-        testing::run_in_runtime(cfg, [&]() -> future<> {
-            BOOST_CHECK(current_io_backend() == kind);
-            co_await body();
-        });
-    }
 }
 
 future<file> write_file(const std::string& path, const std::string& data) {
@@ -67,10 +44,10 @@ future<file> write_file(const std::string& path, const std::string& data) {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(test_write_read_back_every_backend) {
-    scratch_dir dir;
-    on_every_backend([&]() -> future<> {
+    testing::tmpdir dir;
+    on_every_backend([&](std::string) -> future<> {
         auto data = pattern(100000, 1);
-        auto path = dir.path + "/a";
+        auto path = dir.path() + "/a";
         auto f = co_await write_file(path, data);
         BOOST_CHECK_EQUAL(co_await f.size(), data.size());
         // Unaligned ranges through the temporary_buffer form.
@@ -100,10 +77,10 @@ BOOST_AUTO_TEST_CASE(test_write_read_back_every_backend) {
 }
 
 BOOST_AUTO_TEST_CASE(test_concurrent_reads_every_backend) {
-    scratch_dir dir;
-    on_every_backend([&]() -> future<> {
+    testing::tmpdir dir;
+    on_every_backend([&](std::string) -> future<> {
         auto data = pattern(1 << 20, 2);
-        auto f = co_await write_file(dir.path + "/b", data);
+        auto f = co_await write_file(dir.path() + "/b", data);
         std::vector<future<temporary_buffer>> reads;
         for (size_t i = 0; i < 256; ++i) {
             reads.push_back(f.dma_read((i * 4096 * 7) % (data.size() - 4096), 4096));
@@ -118,9 +95,9 @@ BOOST_AUTO_TEST_CASE(test_concurrent_reads_every_backend) {
 }
 
 BOOST_AUTO_TEST_CASE(test_open_errors_name_the_path) {
-    scratch_dir dir;
-    on_every_backend([&]() -> future<> {
-        auto missing = dir.path + "/no/such/file";
+    testing::tmpdir dir;
+    on_every_backend([&](std::string) -> future<> {
+        auto missing = dir.path() + "/no/such/file";
         try {
             co_await open_file_dma(missing, open_flags::ro);
             BOOST_FAIL("expected an error");
@@ -129,7 +106,7 @@ BOOST_AUTO_TEST_CASE(test_open_errors_name_the_path) {
             BOOST_CHECK(std::string(e.what()).find(missing) != std::string::npos);
         }
         BOOST_CHECK(!(co_await file_exists(missing)));
-        auto d = dir.path + "/" + std::string(to_string(current_io_backend()));
+        auto d = dir.path() + "/" + std::string(to_string(current_io_backend()));
         co_await make_directory(d);
         BOOST_CHECK_THROW(co_await make_directory(d), std::system_error);
         auto f = co_await write_file(d + "/x.tmp", "hello");
@@ -144,10 +121,10 @@ BOOST_AUTO_TEST_CASE(test_open_errors_name_the_path) {
 }
 
 BOOST_AUTO_TEST_CASE(test_input_stream_every_backend) {
-    scratch_dir dir;
-    on_every_backend([&]() -> future<> {
+    testing::tmpdir dir;
+    on_every_backend([&](std::string) -> future<> {
         auto data = pattern(300000, 3);
-        auto f = co_await write_file(dir.path + "/c", data);
+        auto f = co_await write_file(dir.path() + "/c", data);
         // Whole-range reads with several buffer sizes and read-ahead depths,
         // from unaligned offsets, compared byte for byte.
         for (size_t bs : {4096u, 8192u, 65536u}) {
@@ -211,10 +188,10 @@ BOOST_AUTO_TEST_CASE(test_input_stream_every_backend) {
 }
 
 BOOST_AUTO_TEST_CASE(test_stream_destroyed_with_reads_in_flight) {
-    scratch_dir dir;
-    on_every_backend([&]() -> future<> {
+    testing::tmpdir dir;
+    on_every_backend([&](std::string) -> future<> {
         auto data = pattern(1 << 20, 4);
-        auto f = co_await write_file(dir.path + "/d", data);
+        auto f = co_await write_file(dir.path() + "/d", data);
         for (int i = 0; i < 20; ++i) {
             auto in = make_file_input_stream(f, 0, data.size(), {65536, 8});
             auto first = co_await in.read();

@@ -5,6 +5,7 @@
 #include "runtime/output_stream.hh"
 #include "runtime/reactor.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/tmpdir.hh"
 
 #include <cstdlib>
 #include <random>
@@ -12,26 +13,9 @@
 #include <system_error>
 
 using namespace reef;
+using testing::on_every_backend;
 
 namespace {
-
-struct scratch_dir {
-    std::string path;
-    scratch_dir() {
-        char tmpl[] = "/var/tmp/reef-output-test-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~scratch_dir() { (void)std::system(("rm -rf " + path).c_str()); }
-};
-
-template <typename Body>
-void on_every_backend(Body body) {
-    for (auto kind : testing::available_io_backends()) {
-        auto cfg = testing::test_runtime_config();
-        cfg.io_backend = kind;
-        testing::run_in_runtime(cfg, [&]() -> future<> { co_await body(std::string(to_string(kind))); });
-    }
-}
 
 future<std::string> read_all(const std::string& path) {
     auto f = co_await open_file_dma(path, open_flags::ro);
@@ -44,7 +28,7 @@ future<std::string> read_all(const std::string& path) {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(test_file_output_stream_round_trip) {
-    scratch_dir dir;
+    testing::tmpdir dir;
     on_every_backend([&](std::string backend) -> future<> {
         std::mt19937 rng(7);
         int n = 0;
@@ -55,7 +39,7 @@ BOOST_AUTO_TEST_CASE(test_file_output_stream_round_trip) {
                     for (auto& c : data) {
                         c = char(rng());
                     }
-                    auto path = dir.path + "/" + backend + "-" + std::to_string(n++);
+                    auto path = dir.path() + "/" + backend + "-" + std::to_string(n++);
                     auto f = co_await open_file_dma(path, open_flags::wo | open_flags::create | open_flags::truncate);
                     auto out = make_file_output_stream(f, {bs, wb});
                     size_t off = 0;
@@ -81,9 +65,9 @@ BOOST_AUTO_TEST_CASE(test_file_output_stream_round_trip) {
 }
 
 BOOST_AUTO_TEST_CASE(test_file_output_stream_write_error) {
-    scratch_dir dir;
+    testing::tmpdir dir;
     on_every_backend([&](std::string backend) -> future<> {
-        auto path = dir.path + "/ro-" + backend;
+        auto path = dir.path() + "/ro-" + backend;
         {
             auto f = co_await open_file_dma(path, open_flags::wo | open_flags::create);
             co_await f.close();

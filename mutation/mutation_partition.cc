@@ -2,6 +2,7 @@
 #include "mutation/mutation_partition.hh"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace reef {
@@ -132,6 +133,95 @@ void mutation_partition::drop_shadowed() {
             r.marker = {};
         }
         bool has_cells = drop_shadowed_cells(r.cells, active);
+        if (!has_cells && r.marker.empty() && !r.tomb) {
+            it = _rows.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+namespace {
+
+struct purger {
+    deletion_time_type now;
+    deletion_time_type gc_before;
+    api::timestamp_type max_purgeable;
+
+    // DeletionPurger.shouldPurge(timestamp, localDeletionTime).
+    bool should_purge(api::timestamp_type ts, deletion_time_type ldt) const {
+        return ts < max_purgeable && ldt < gc_before;
+    }
+    bool should_purge(tombstone t) const { return t && should_purge(t.timestamp, t.deletion_time); }
+    void purge(tombstone& t) const {
+        if (should_purge(t)) {
+            t = {};
+        }
+    }
+    // AbstractCell.purge: a dead or expired cell goes if purgeable (by its
+    // deletion time, or its expiry), else an expired one becomes a tombstone.
+    std::optional<atomic_cell> purge(const atomic_cell& c) const {
+        if (c.is_live(now)) {
+            return c;
+        }
+        if (should_purge(c.timestamp(), c.local_deletion_time())) {
+            return std::nullopt;
+        }
+        return c.expired_to_dead(now);
+    }
+    // Returns whether anything is left.
+    bool purge(row& r) const {
+        row kept;
+        for (auto& [id, c] : r.cells()) {
+            if (auto* cell = std::get_if<atomic_cell>(&c)) {
+                if (auto p = purge(*cell)) {
+                    kept.apply(id, std::move(*p));
+                }
+                continue;
+            }
+            auto& coll = std::get<collection_cells>(c);
+            collection_cells out;
+            out.tomb = coll.tomb;
+            purge(out.tomb);
+            for (auto& [path, cell] : coll.cells) {
+                if (auto p = purge(cell)) {
+                    out.cells.emplace_back(path, std::move(*p));
+                }
+            }
+            if (out.tomb || !out.cells.empty()) {
+                kept.apply(id, std::move(out), [](bytes_view, bytes_view) { return 0; });
+            }
+        }
+        r = std::move(kept);
+        return !r.empty();
+    }
+};
+
+} // namespace
+
+void mutation_partition::purge(deletion_time_type now, deletion_time_type gc_before, api::timestamp_type max_purgeable) {
+    // Shadowed data goes first: a tombstone may only go once nothing it
+    // deletes is left to come back.
+    drop_shadowed();
+    purger p{now, gc_before, max_purgeable};
+    p.purge(_tomb);
+    range_tombstone_list kept(_range_tombstones.comparator());
+    for (auto& r : _range_tombstones) {
+        if (!p.should_purge(r.tomb)) {
+            kept.apply(r);
+        }
+    }
+    _range_tombstones = std::move(kept);
+    p.purge(_static_row);
+    for (auto it = _rows.begin(); it != _rows.end();) {
+        auto& r = it->second;
+        p.purge(r.tomb);
+        // DeletionPurger.shouldPurge(LivenessInfo, now): an expired marker
+        // goes when its expiry is purgeable.
+        if (!r.marker.empty() && !r.marker.is_live(now) && p.should_purge(r.marker.timestamp, r.marker.expiry)) {
+            r.marker = {};
+        }
+        bool has_cells = p.purge(r.cells);
         if (!has_cells && r.marker.empty() && !r.tomb) {
             it = _rows.erase(it);
         } else {

@@ -8,6 +8,7 @@
 #include "mutation/tombstone.hh"
 #include "schema/schema.hh"
 
+#include <limits>
 #include <map>
 
 namespace reef {
@@ -64,6 +65,14 @@ public:
     // redundant. Tombstones themselves stay (purging them is compaction's).
     // What a read of the partition returns does not change.
     void drop_shadowed();
+
+    // Compaction's purge (Cassandra's DeletionPurger with AbstractCell.purge,
+    // Row.purge): first drop_shadowed(); then a tombstone, an expired cell
+    // or an expired marker goes when written before `max_purgeable` and its
+    // deletion (or expiry) time is before `gc_before` (now - gc_grace);
+    // an expired cell that stays becomes a cell tombstone.
+    void purge(deletion_time_type now, deletion_time_type gc_before,
+               api::timestamp_type max_purgeable = std::numeric_limits<api::timestamp_type>::max());
 
     // The tombstone that covers the row at key: the greatest of the
     // partition tombstone, the range tombstones there and the row's own.

@@ -366,3 +366,84 @@ BOOST_AUTO_TEST_CASE(test_drop_shadowed_commutes_with_merge) {
         validate(*s, to_fragments(merged, true), true);
     });
 }
+
+BOOST_AUTO_TEST_CASE(test_purge) {
+    auto s = make_schema();
+    auto ck = [](int k) { return clustering_key_prefix({int_value(k)}); };
+    auto make = [&] {
+        mutation m(s, key(1));
+        auto& p = m.partition();
+        p.apply(tombstone{3, 5});
+        deletable_row r{row_marker{4, 10, 20}, tombstone{}, {}};
+        r.cells.apply(0, atomic_cell::make_expiring(4, "x", 10, 20));
+        p.apply_row(*s, ck(1), r);
+        // Deleted by the partition tombstone.
+        p.apply_row(*s, ck(2), deletable_row{row_marker{2}, tombstone{}, {}});
+        p.apply_range_tombstone(position_in_partition::before_key(ck(5)), position_in_partition::after_key(ck(6)),
+                                tombstone{9, 30});
+        return m;
+    };
+    // Deletion times are compared strictly (localDeletionTime < gcBefore).
+    auto m = make();
+    m.partition().purge(25, 5);
+    BOOST_CHECK(m.partition().partition_tombstone() == (tombstone{3, 5}));
+    BOOST_CHECK_EQUAL(m.partition().rows().size(), 1u);
+    // Expired but not purgeable: the cell becomes a tombstone from its write
+    // time (expiry - ttl); the expired marker stays.
+    auto& r1 = m.partition().rows().at(ck(1));
+    BOOST_CHECK(std::get<atomic_cell>(*r1.cells.find(0)) == atomic_cell::make_dead(4, 10));
+    BOOST_CHECK(r1.marker == (row_marker{4, 10, 20}));
+    m.partition().purge(25, 6);
+    BOOST_CHECK(!m.partition().partition_tombstone());
+    // The cell tombstone (deletion time 10) is not purgeable before 11.
+    BOOST_CHECK_EQUAL(m.partition().rows().size(), 1u);
+    m.partition().purge(25, 21);
+    BOOST_CHECK(m.partition().rows().empty());
+    BOOST_CHECK_EQUAL(m.partition().range_tombstones().size(), 1u);
+    // Written at or after max_purgeable: kept whatever its age.
+    m.partition().purge(100, 100, 9);
+    BOOST_CHECK_EQUAL(m.partition().range_tombstones().size(), 1u);
+    m.partition().purge(100, 100);
+    BOOST_CHECK(m.partition() == mutation_partition(*s));
+}
+
+BOOST_AUTO_TEST_CASE(test_purge_leaves_nothing_purgeable) {
+    for_random_cases(1500, [](const schema_ptr& s, generator& g) {
+        auto m = g.make(key(g.rnd(0, 3)));
+        deletion_time_type now = g.rnd(0, 4), gc_before = g.rnd(0, 3);
+        m.partition().purge(now, gc_before);
+        auto& p = m.partition();
+        check_nothing_shadowed(p);
+        auto purgeable = [&](tombstone t) { return t && t.deletion_time < gc_before; };
+        auto check_cells = [&](const row& r) {
+            for (auto& [id, c] : r.cells()) {
+                auto check = [&](const atomic_cell& cell) {
+                    // No expired cell is left: it went, or became a tombstone
+                    // (dated expiry - ttl, which the next purge may take).
+                    BOOST_REQUIRE(cell.is_live(now) || cell.is_dead_marker());
+                };
+                if (auto* cell = std::get_if<atomic_cell>(&c)) {
+                    check(*cell);
+                } else {
+                    auto& coll = std::get<collection_cells>(c);
+                    BOOST_REQUIRE(!purgeable(coll.tomb));
+                    BOOST_REQUIRE(coll.tomb || !coll.cells.empty());
+                    for (auto& e : coll.cells) {
+                        check(e.second);
+                    }
+                }
+            }
+        };
+        BOOST_REQUIRE(!purgeable(p.partition_tombstone()));
+        check_cells(p.static_row());
+        for (auto& r : p.range_tombstones()) {
+            BOOST_REQUIRE(!purgeable(r.tomb));
+        }
+        for (auto& [key, r] : p.rows()) {
+            BOOST_REQUIRE(!purgeable(r.tomb));
+            BOOST_REQUIRE(r.marker.empty() || r.marker.is_live(now) || r.marker.expiry >= gc_before);
+            check_cells(r.cells);
+        }
+        validate(*s, to_fragments(m), false);
+    });
+}

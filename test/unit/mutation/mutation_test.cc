@@ -3,6 +3,7 @@
 #include "mutation/fragment_stream_validator.hh"
 #include "mutation/mutation.hh"
 #include "schema/schema.hh"
+#include "test/lib/simple_keys.hh"
 
 #include <boost/test/unit_test.hpp>
 #include <algorithm>
@@ -16,9 +17,7 @@ using namespace reef;
 
 namespace {
 
-bytes int_value(int v) {
-    return bytes{uint8_t(uint32_t(v) >> 24), uint8_t(uint32_t(v) >> 16), uint8_t(uint32_t(v) >> 8), uint8_t(v)};
-}
+using testing::int_value;
 
 // One int clustering column; a static int, a regular int and a non-frozen map.
 schema_ptr make_schema() {
@@ -43,10 +42,7 @@ schema_ptr make_wide_schema() {
         .build();
 }
 
-dht::decorated_key key(int k) {
-    auto b = int_value(k);
-    return dht::decorated_key(partition_key(std::string(b.begin(), b.end())));
-}
+dht::decorated_key key(int k) { return testing::pkey(k); }
 
 uint64_t pick_seed() {
     if (const char* s = std::getenv("REEF_SEED")) {

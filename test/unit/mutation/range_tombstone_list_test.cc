@@ -3,6 +3,7 @@
 #include "mutation/fragment_stream_validator.hh"
 #include "mutation/range_tombstone_list.hh"
 #include "schema/schema.hh"
+#include "test/lib/simple_keys.hh"
 
 #include <boost/test/unit_test.hpp>
 #include <algorithm>
@@ -15,19 +16,10 @@ using namespace reef;
 
 namespace {
 
-bytes int_value(int v) {
-    return bytes{uint8_t(uint32_t(v) >> 24), uint8_t(uint32_t(v) >> 16), uint8_t(uint32_t(v) >> 8), uint8_t(v)};
-}
+using testing::ck;
+using testing::int_value;
 
-schema_ptr make_schema() {
-    return schema_builder("ks", "t")
-        .with_column("pk", int32_type(), column_kind::partition_key)
-        .with_column("ck", int32_type(), column_kind::clustering_key)
-        .with_column("v", int32_type(), column_kind::regular_column)
-        .build();
-}
-
-clustering_key_prefix ck(int k) { return clustering_key_prefix({int_value(k)}); }
+schema_ptr make_schema() { return testing::int_table_schema(); }
 
 constexpr int max_key = 20;
 // The model's positions, in order: before all rows, then for each key
@@ -66,8 +58,7 @@ uint64_t pick_seed() {
 range_tombstone_list through_stream(const schema& s, const range_tombstone_list& l, bool reversed) {
     auto changes = l.to_changes(reversed);
     fragment_stream_validator v(s, reversed);
-    auto b = int_value(1);
-    v(partition_start{dht::decorated_key(partition_key(std::string(b.begin(), b.end()))), {}});
+    v(partition_start{testing::pkey(1), {}});
     for (auto& c : changes) {
         v(c);
     }

@@ -1,6 +1,8 @@
 // Mutations to and from fragment streams. See mutation.hh.
 #include "mutation/mutation.hh"
 
+#include <fmt/core.h>
+
 #include <stdexcept>
 
 namespace reef {
@@ -107,6 +109,67 @@ std::vector<mutation_fragment> to_fragments(const mutation& m, bool reversed) {
     }
     out.push_back(partition_end{});
     return out;
+}
+
+namespace {
+
+std::string hex(std::string_view v) {
+    std::string out;
+    for (unsigned char c : v) {
+        out += fmt::format("{:02x}", c);
+    }
+    return out;
+}
+
+std::string describe(tombstone t) {
+    return t ? fmt::format("{{{}, {}}}", t.timestamp, t.deletion_time) : "{}";
+}
+
+std::string describe(const atomic_cell& c) {
+    if (c.is_dead_marker()) {
+        return fmt::format("dead@{}/{}", c.timestamp(), c.local_deletion_time());
+    }
+    if (c.is_expiring()) {
+        return fmt::format("{}@{} ttl {} expiry {}", hex(c.value()), c.timestamp(), c.ttl(), c.local_deletion_time());
+    }
+    return fmt::format("{}@{}", hex(c.value()), c.timestamp());
+}
+
+std::string describe(const row& r, const std::vector<column_definition>& columns) {
+    std::string out = "{";
+    for (auto& [id, c] : r.cells()) {
+        out += out.size() > 1 ? ", " : "";
+        out += (id < columns.size() ? columns[id].name : std::to_string(id)) + ": ";
+        if (auto* cell = std::get_if<atomic_cell>(&c)) {
+            out += describe(*cell);
+            continue;
+        }
+        auto& coll = std::get<collection_cells>(c);
+        out += "[tomb " + describe(coll.tomb);
+        for (auto& [path, cell] : coll.cells) {
+            out += ", " + hex(to_string_view(path)) + "=" + describe(cell);
+        }
+        out += "]";
+    }
+    return out + "}";
+}
+
+} // namespace
+
+std::string to_string(const mutation& m) {
+    const schema& s = *m.schema();
+    const auto& p = m.partition();
+    std::string out = fmt::format("{{token {}, tomb {}, static {}", m.decorated_key().get_token().to_string(),
+                                  describe(p.partition_tombstone()), describe(p.static_row(), s.static_columns()));
+    for (auto& [key, r] : p.rows()) {
+        out += fmt::format(", row {} marker {{{}, ttl {}, expiry {}}} tomb {} {}",
+                           to_string(position_in_partition::for_key(key)), r.marker.timestamp, r.marker.ttl,
+                           r.marker.expiry, describe(r.tomb), describe(r.cells, s.regular_columns()));
+    }
+    for (auto& r : p.range_tombstones()) {
+        out += fmt::format(", range [{}, {}) {}", to_string(r.start), to_string(r.end), describe(r.tomb));
+    }
+    return out + "}";
 }
 
 } // namespace reef

@@ -8,6 +8,7 @@
 #include "schema/schema.hh"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace reef {
@@ -62,5 +63,9 @@ mutation mutation_from_fragments(schema_ptr s, const std::vector<mutation_fragme
 // partition_end. Reversed: descending clustering order with reversed()
 // change positions. The stream passes fragment_stream_validator.
 std::vector<mutation_fragment> to_fragments(const mutation& m, bool reversed = false);
+
+// A one-line description for test failures and logs: tombstones, markers,
+// cells (values in hex), rows by key, range tombstones.
+std::string to_string(const mutation& m);
 
 } // namespace reef

@@ -237,7 +237,8 @@ BOOST_AUTO_TEST_CASE(test_fragments_round_trip) {
         for (bool reversed : {false, true}) {
             auto fs = to_fragments(m, reversed);
             validate(*s, fs, reversed);
-            BOOST_REQUIRE_MESSAGE(mutation_from_fragments(s, fs, reversed) == m, "reversed " << reversed);
+            auto back = mutation_from_fragments(s, fs, reversed);
+            BOOST_REQUIRE_MESSAGE(back == m, "reversed " << reversed << ": " << to_string(back) << "\n  vs\n" << to_string(m));
         }
     });
 }
@@ -250,7 +251,7 @@ BOOST_AUTO_TEST_CASE(test_merge_equals_merging_streams) {
         ab.apply(m2);
         auto ba = m2;
         ba.apply(m1);
-        BOOST_REQUIRE(ab == ba);
+        BOOST_REQUIRE_MESSAGE(ab == ba, to_string(ab) << "\n  vs\n" << to_string(ba));
         // Both streams fed into one builder, in either order and either
         // direction, give the merge.
         for (bool reversed : {false, true}) {
@@ -275,6 +276,19 @@ BOOST_AUTO_TEST_CASE(test_merge_equals_merging_streams) {
         right_all.apply(right);
         BOOST_REQUIRE(left == right_all);
     });
+}
+
+BOOST_AUTO_TEST_CASE(test_to_string) {
+    auto s = make_schema();
+    mutation m(s, key(1));
+    m.partition().apply(tombstone{3, 5});
+    deletable_row r{row_marker{4}, tombstone{}, {}};
+    r.cells.apply(0, atomic_cell::make_live(4, std::string("\x01\x02", 2)));
+    m.partition().apply_row(*s, testing::ck(7), r);
+    auto text = to_string(m);
+    BOOST_CHECK_MESSAGE(text.find("tomb {3, 5}") != std::string::npos, text);
+    BOOST_CHECK_MESSAGE(text.find("v: 0102@4") != std::string::npos, text);
+    BOOST_CHECK_MESSAGE(text.find("00000007") != std::string::npos, text);
 }
 
 BOOST_AUTO_TEST_CASE(test_cell_tie_on_ttl_only) {

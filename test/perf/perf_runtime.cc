@@ -21,6 +21,7 @@
 #include <string>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -263,6 +264,32 @@ double raw_uring_rate(const read_setup& s, unsigned depth) {
     return mb_per_s(bytes, secs);
 }
 
+// Runs fn with the calling thread on the CPU shard 0 uses when shards are
+// pinned, so that a baseline and the runtime take their completions on the
+// same CPU (on a VM the disk's interrupts land on one CPU, and waking a
+// thread on another costs an interprocessor interrupt).
+template <typename Func>
+auto on_shard0_cpu(bool pinned, Func fn) {
+    cpu_set_t old;
+    bool restore = pinned && sched_getaffinity(0, sizeof(old), &old) == 0;
+    if (restore) {
+        for (int c = 0; c < CPU_SETSIZE; ++c) {
+            if (CPU_ISSET(c, &old)) {
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(c, &one);
+                sched_setaffinity(0, sizeof(one), &one);
+                break;
+            }
+        }
+    }
+    auto r = fn();
+    if (restore) {
+        sched_setaffinity(0, sizeof(old), &old);
+    }
+    return r;
+}
+
 void make_test_file(const std::string& path, uint64_t size) {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0 && uint64_t(st.st_size) == size) {
@@ -354,8 +381,9 @@ int perf_runtime_main(int argc, char** argv) {
         fmt::print(stderr, "reef perf-runtime: {}\n", e.what());
         return 1;
     }
-    fmt::print("\nfile reads: {} KiB blocks, O_DIRECT, {} MiB file in {}, median of {} rounds of {:.1f} s\n",
-               block_kb, file_mb, data_dir, rounds, duration);
+    fmt::print("\nfile reads: {} KiB blocks, O_DIRECT, {} MiB file in {}, median of {} rounds of {:.1f} s{}\n",
+               block_kb, file_mb, data_dir, rounds, duration,
+               cfg.pin_threads ? ", baselines on shard 0's CPU" : "");
     fmt::print("{:<22} {:>14} {:>14}\n", "engine", "QD1 MB/s", "QD16 MB/s");
     // The disk's speed drifts from second to second, so the engines take
     // turns, round after round, and each cell is the median of its rounds.
@@ -393,10 +421,13 @@ int perf_runtime_main(int argc, char** argv) {
             record(fmt::format("reef {}", to_string(kind)), qd1, qd16);
             if (kind == io_backend_kind::uring) {
                 // Right after ours, so both see the same disk.
-                record("raw liburing", raw_uring_rate(s, 1), raw_uring_rate(s, 16));
+                record("raw liburing", on_shard0_cpu(cfg.pin_threads, [&] { return raw_uring_rate(s, 1); }),
+                       on_shard0_cpu(cfg.pin_threads, [&] { return raw_uring_rate(s, 16); }));
             }
         }
-        record("plain pread (threads)", pread_rate(s, 1), pread_rate(s, 16));
+        // Threads started from a pinned thread inherit its CPU.
+        record("plain pread (threads)", on_shard0_cpu(cfg.pin_threads, [&] { return pread_rate(s, 1); }),
+               on_shard0_cpu(cfg.pin_threads, [&] { return pread_rate(s, 16); }));
     }
     auto median = [](std::vector<double> v) {
         std::sort(v.begin(), v.end());

@@ -1,4 +1,4 @@
-// Helpers of the schema tests that read the peer corpus (../shared/peer-sstables): finding it, skipping when it
+// Helpers of tests that read the peer corpus (../shared/peer-sstables): finding it, skipping when it
 // is absent (a failure under CI=true), and a small JSON reader that keeps every value's exact source text.
 #pragma once
 

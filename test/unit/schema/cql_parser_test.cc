@@ -1,6 +1,6 @@
 // Tests of the CQL schema parser: every schema.cql of the peer corpus, the statement forms one by one, and
 // errors that name the line, column and token.
-#include "corpus.hh"
+#include "test/lib/peer_corpus.hh"
 
 #include "schema/cql_parser.hh"
 #include "schema/schema.hh"

@@ -1,6 +1,6 @@
 // Tests of value printing and parsing: sstabledump's JSON for hand-built serialized values, CQL literals both
 // ways, and every value of the peer corpus' expected.json read back and printed identically.
-#include "corpus.hh"
+#include "test/lib/peer_corpus.hh"
 
 #include "schema/cql_parser.hh"
 #include "schema/types.hh"

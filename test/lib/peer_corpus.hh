@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include <zlib.h>
 
 namespace reef::testing {
 
@@ -63,6 +64,36 @@ inline std::string read_file(const std::filesystem::path& p) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+// A file's text, gunzipped when its name ends in .gz; nullopt when it is longer than max_bytes.
+inline std::optional<std::string> read_corpus_file(const std::filesystem::path& p,
+                                                   size_t max_bytes = std::string::npos) {
+    if (p.extension() != ".gz") {
+        auto text = read_file(p);
+        return text.size() > max_bytes ? std::nullopt : std::optional<std::string>(std::move(text));
+    }
+    gzFile f = gzopen(p.c_str(), "rb");
+    BOOST_REQUIRE_MESSAGE(f, "cannot open " << p);
+    std::string out;
+    char buf[65536];
+    int n;
+    while ((n = gzread(f, buf, sizeof(buf))) > 0) {
+        out.append(buf, size_t(n));
+        if (out.size() > max_bytes) {
+            gzclose(f);
+            return std::nullopt;
+        }
+    }
+    gzclose(f);
+    BOOST_REQUIRE_MESSAGE(n == 0, "cannot decompress " << p);
+    return out;
+}
+
+// A dataset's oracle dump: expected.json, or expected.json.gz when it is large.
+inline std::filesystem::path expected_json_path(const std::filesystem::path& dataset) {
+    auto plain = dataset / "expected.json";
+    return std::filesystem::exists(plain) ? plain : dataset / "expected.json.gz";
 }
 
 // A parsed JSON value that remembers its source text (so 1E+300 stays 1E+300).

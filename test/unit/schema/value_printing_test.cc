@@ -8,7 +8,6 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <zlib.h>
 
 #include <bit>
 #include <cmath>
@@ -254,25 +253,6 @@ bytes from_json(const data_type& t, const json_value& j) {
     }
 }
 
-// The decompressed file, or nullopt when it is longer than max_bytes.
-std::optional<std::string> read_gzip_file(const std::filesystem::path& p, size_t max_bytes) {
-    gzFile f = gzopen(p.c_str(), "rb");
-    BOOST_REQUIRE_MESSAGE(f, "cannot open " << p);
-    std::string out;
-    char buf[65536];
-    int n;
-    while ((n = gzread(f, buf, sizeof(buf))) > 0) {
-        out.append(buf, size_t(n));
-        if (out.size() > max_bytes) {
-            gzclose(f);
-            return std::nullopt;
-        }
-    }
-    gzclose(f);
-    BOOST_REQUIRE_GE(n, 0);
-    return out;
-}
-
 struct corpus_counts {
     // (type, JSON) pairs already checked: the large datasets repeat values many times over.
     std::unordered_set<std::string> seen;
@@ -403,7 +383,7 @@ BOOST_AUTO_TEST_CASE(corpus_values_print_as_sstabledump_does) {
             auto s = parse_create_table(read_file(schema_file));
             // The largest dumps (up to 68 MB) repeat a few simple types; reading them would only slow the
             // debug build down.
-            auto text = std::filesystem::exists(json_file) ? read_file(json_file) : read_gzip_file(gz_file, 4 << 20);
+            auto text = std::filesystem::exists(json_file) ? read_file(json_file) : read_corpus_file(gz_file, 4 << 20);
             if (!text) {
                 BOOST_TEST_MESSAGE("skipped (over 4 MiB): " << gz_file);
                 continue;

@@ -50,6 +50,7 @@ struct io_awaiter final : io_completion {
     io_awaiter(kind k, int fd, uint64_t pos, char* buf, size_t len) : op(k), fd(fd), pos(pos), buf(buf), len(len) {}
     void complete(ssize_t r) noexcept override {
         result = r;
+        --engine().io().in_flight;
         schedule(waiter);
     }
     bool await_ready() const noexcept { return false; }
@@ -70,6 +71,8 @@ struct io_awaiter final : io_completion {
             r.backend().fdatasync(fd, this);
             break;
         }
+        // Counted once submitted: backends complete operations only from poll().
+        ++r.io().in_flight;
     }
     ssize_t await_resume() const noexcept { return result; }
 };
@@ -94,6 +97,7 @@ void file::submit_read(uint64_t pos, char* buf, size_t len, io_completion* c) co
     _impl->check_open("read");
     ++engine().io().reads;
     engine().backend().read(_impl->fd, pos, buf, len, c);
+    ++engine().io().in_flight;
 }
 
 future<size_t> file::dma_read(uint64_t pos, char* buf, size_t len) {

@@ -119,6 +119,7 @@ struct pending_read final : io_completion {
     std::coroutine_handle<> waiter;
 
     void complete(ssize_t r) noexcept override {
+        --engine().io().in_flight;
         result = r;
         done = true;
         if (orphaned) {

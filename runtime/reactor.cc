@@ -168,6 +168,18 @@ void reactor::run() {
     // Replies still parked in overflow lists (a full ring) must reach their
     // shards, or a caller waiting on this shard would wait forever.
     internal::smp_drain_outgoing(_id);
+    // File I/O still in flight (a stream destroyed with read-ahead pending)
+    // writes into this shard's buffers and frees them on completion: let it
+    // finish before the backend goes away.
+    auto give_up = steady_clock_type::now() + std::chrono::seconds(30);
+    while (_io_stats.in_flight && steady_clock_type::now() < give_up) {
+        if (!_backend->poll()) {
+            _backend->wait(std::chrono::milliseconds(1));
+        }
+    }
+    if (_io_stats.in_flight) {
+        rlog.error("shard stopped with {} file operations still in flight", _io_stats.in_flight);
+    }
 }
 
 void timer::arm(clock::time_point when, std::optional<clock::duration> period) {

@@ -31,6 +31,9 @@ struct io_stats {
     uint64_t reads_blocked = 0;      // stream reads that had to wait for the disk
     uint64_t read_ahead_dropped = 0; // read-ahead buffers discarded unused (skip, close)
     uint64_t fsyncs = 0;
+    // File operations submitted and not completed yet; a stopping shard
+    // waits for them, since their buffers belong to it.
+    uint64_t in_flight = 0;
 };
 
 struct reactor_config {

@@ -19,12 +19,17 @@ namespace {
 
 constexpr std::string_view marshal_prefix = "org.apache.cassandra.db.marshal.";
 
-struct class_name_parser {
+// A position in a text being parsed, with the few steps both parsers below
+// take; failures throw Error naming the position and the text.
+template <typename Error>
+struct text_cursor {
     std::string_view s;
     size_t pos = 0;
+    // How the text is named in errors: "" or "literal ".
+    std::string_view label = {};
 
     [[noreturn]] void fail(std::string_view what) const {
-        throw type_parse_error(fmt::format("{} at character {} of '{}'", what, pos, s));
+        throw Error(fmt::format("{} at character {} of {}'{}'", what, pos, label, s));
     }
     void skip_blank() {
         while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) {
@@ -44,6 +49,9 @@ struct class_name_parser {
             fail(fmt::format("expected '{}'", c));
         }
     }
+};
+
+struct class_name_parser : text_cursor<type_parse_error> {
     std::string_view word() {
         skip_blank();
         size_t start = pos;
@@ -208,31 +216,7 @@ F floating_from_string(const abstract_type& t, std::string_view s) {
 
 // A CQL literal, read character by character: quoted strings, bare words (numbers, uuids, durations, blobs,
 // true/false/NaN/Infinity/null) and the bracketed forms of collections, tuples and UDTs.
-struct literal_parser {
-    std::string_view s;
-    size_t pos = 0;
-
-    [[noreturn]] void fail(std::string_view what) const {
-        throw marshal_exception(fmt::format("{} at character {} of literal '{}'", what, pos, s));
-    }
-    void skip_blank() {
-        while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) {
-            ++pos;
-        }
-    }
-    bool eat(char c) {
-        skip_blank();
-        if (pos < s.size() && s[pos] == c) {
-            ++pos;
-            return true;
-        }
-        return false;
-    }
-    void expect(char c) {
-        if (!eat(c)) {
-            fail(fmt::format("expected '{}'", c));
-        }
-    }
+struct literal_parser : text_cursor<marshal_exception> {
     bool at_quote() {
         skip_blank();
         return pos < s.size() && (s[pos] == '\'' || s.substr(pos).starts_with("$$"));
@@ -433,7 +417,7 @@ struct literal_parser {
 } // namespace
 
 data_type parse_class_name(std::string_view s) {
-    class_name_parser p{s};
+    class_name_parser p{{s}};
     auto t = p.parse(false);
     p.skip_blank();
     if (p.pos != s.size()) {
@@ -559,7 +543,7 @@ bytes abstract_type::from_string(std::string_view s) const {
 }
 
 bytes abstract_type::from_cql_literal(std::string_view literal) const {
-    literal_parser p{literal};
+    literal_parser p{{literal, 0, "literal "}};
     auto v = p.value(*this);
     p.skip_blank();
     if (p.pos != literal.size()) {

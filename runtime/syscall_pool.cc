@@ -27,21 +27,15 @@ syscall_pool::syscall_pool(unsigned threads, const char* name) {
         }
     } catch (...) {
         pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        {
-            std::lock_guard lk(_jobs_mutex);
-            _stopping = true;
-        }
-        _jobs_cv.notify_all();
-        for (auto& t : _threads) {
-            t.join();
-        }
-        ::close(_notifier);
+        stop();
         throw;
     }
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-syscall_pool::~syscall_pool() {
+syscall_pool::~syscall_pool() { stop(); }
+
+void syscall_pool::stop() noexcept {
     {
         std::lock_guard lk(_jobs_mutex);
         _stopping = true;

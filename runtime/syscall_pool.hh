@@ -52,6 +52,8 @@ private:
     };
     void submit(const job& j);
     void worker(unsigned index, const char* name);
+    // Joins the threads (jobs not started are dropped) and closes the notifier.
+    void stop() noexcept;
     static ssize_t execute(const job& j) noexcept;
 
     int _notifier = -1;

@@ -77,6 +77,13 @@ public:
     // Bytes arrive in any sizes; they are cut into whole aligned blocks.
     future<> put(temporary_buffer buf) override {
         check_failed();
+        if (_pending_len == 0 && buf.size() == _block &&
+            reinterpret_cast<uintptr_t>(buf.get()) % _file.memory_dma_alignment() == 0) {
+            // A whole aligned block (what output_stream hands over): write it
+            // as it is, without copying it into a block of our own.
+            co_await write_block(std::move(buf), _block);
+            co_return;
+        }
         size_t off = 0;
         while (off < buf.size()) {
             size_t n = std::min(buf.size() - off, _block - _pending_len);
@@ -121,14 +128,17 @@ public:
 
 private:
     future<> write_pending() {
+        size_t len = _pending_len;
+        _pending_len = 0;
+        auto buf = std::exchange(_pending, _file.allocate_aligned_buffer(_block));
+        co_await write_block(std::move(buf), len);
+    }
+
+    future<> write_block(temporary_buffer buf, size_t len) {
         // At most write_behind writes in flight; this waits for a slot.
         co_await _in_flight.wait(1);
-        auto buf = std::move(_pending);
-        size_t len = _pending_len;
         uint64_t pos = _pos;
         _pos += len;
-        _pending = _file.allocate_aligned_buffer(_block);
-        _pending_len = 0;
         ++_writes;
         spawn(do_write(std::move(buf), pos, len));
     }

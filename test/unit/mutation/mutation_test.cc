@@ -3,6 +3,7 @@
 #include "mutation/fragment_stream_validator.hh"
 #include "mutation/mutation.hh"
 #include "schema/schema.hh"
+#include "test/lib/random_mutation.hh"
 #include "test/lib/simple_keys.hh"
 
 #include <boost/test/unit_test.hpp>
@@ -19,145 +20,12 @@ namespace {
 
 using testing::int_value;
 
-// One int clustering column; a static int, a regular int and a non-frozen map.
-schema_ptr make_schema() {
-    return schema_builder("ks", "t")
-        .with_column("pk", int32_type(), column_kind::partition_key)
-        .with_column("ck", int32_type(), column_kind::clustering_key)
-        .with_column("s", int32_type(), column_kind::static_column)
-        .with_column("v", int32_type(), column_kind::regular_column)
-        .with_column("m", map_type(int32_type(), int32_type(), true), column_kind::regular_column)
-        .build();
-}
-
-// Two clustering columns, the second DESC, so range bounds can be prefixes
-// of either length; a static set.
-schema_ptr make_wide_schema() {
-    return schema_builder("ks", "w")
-        .with_column("pk", int32_type(), column_kind::partition_key)
-        .with_column("c1", int32_type(), column_kind::clustering_key)
-        .with_column("c2", int32_type(), column_kind::clustering_key, clustering_order::desc)
-        .with_column("ss", set_type(int32_type(), true), column_kind::static_column)
-        .with_column("v", int32_type(), column_kind::regular_column)
-        .build();
-}
+schema_ptr make_schema() { return testing::random_test_schema(); }
 
 dht::decorated_key key(int k) { return testing::pkey(k); }
 
-uint64_t pick_seed() {
-    if (const char* s = std::getenv("REEF_SEED")) {
-        return std::stoull(s);
-    }
-    return std::random_device{}();
-}
-
-// Random mutations with few distinct timestamps, so ties are frequent.
-class generator {
-public:
-    generator(schema_ptr s, uint64_t seed) : _s(std::move(s)), _rng(seed) {}
-
-    mutation make(const dht::decorated_key& k) {
-        mutation m(_s, k);
-        auto& p = m.partition();
-        if (rnd(0, 3) == 0) {
-            p.apply(tomb());
-        }
-        if (rnd(0, 1)) {
-            p.apply_static(*_s, 0, cell_for(_s->static_columns()[0]));
-        }
-        int rows = rnd(0, 8);
-        for (int i = 0; i < rows; ++i) {
-            deletable_row r;
-            if (rnd(0, 1)) {
-                r.marker = marker();
-            }
-            if (rnd(0, 4) == 0) {
-                r.tomb = tomb();
-            }
-            auto& cols = _s->regular_columns();
-            for (column_id id = 0; id < cols.size(); ++id) {
-                if (rnd(0, 2)) {
-                    apply_cell(r.cells, id, cell_for(cols[id]), cols);
-                }
-            }
-            p.apply_row(*_s, clustering_key(), r);
-        }
-        int rts = rnd(0, 4);
-        for (int i = 0; i < rts; ++i) {
-            auto a = bound(), b = bound();
-            int c = position_in_partition_comparator(*_s)(a, b);
-            if (c == 0) {
-                continue;
-            }
-            if (c > 0) {
-                std::swap(a, b);
-            }
-            p.apply_range_tombstone(a, b, tomb());
-        }
-        return m;
-    }
-
-    int rnd(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(_rng); }
-
-private:
-    tombstone tomb() { return tombstone{rnd(0, 5), rnd(0, 2)}; }
-
-    row_marker marker() {
-        row_marker m{rnd(0, 5)};
-        if (rnd(0, 2) == 0) {
-            m.ttl = rnd(1, 2);
-            m.expiry = rnd(0, 3);
-        }
-        return m;
-    }
-
-    atomic_cell cell() {
-        api::timestamp_type ts = rnd(0, 5);
-        switch (rnd(0, 3)) {
-        case 0: return atomic_cell::make_dead(ts, rnd(0, 2));
-        case 1: return atomic_cell::make_expiring(ts, std::string(1, char('a' + rnd(0, 2))), rnd(1, 2), rnd(0, 3));
-        default: return atomic_cell::make_live(ts, std::string(1, char('a' + rnd(0, 2))));
-        }
-    }
-
-    cell_or_collection cell_for(const column_definition& c) {
-        if (!c.is_complex()) {
-            return cell();
-        }
-        collection_cells coll;
-        if (rnd(0, 3) == 0) {
-            coll.tomb = tomb();
-        }
-        std::set<int> paths;
-        int n = rnd(0, 4);
-        for (int i = 0; i < n; ++i) {
-            paths.insert(rnd(0, 6));
-        }
-        // Non-negative ints: byte order is the type's order.
-        for (int p : paths) {
-            coll.cells.emplace_back(int_value(p), cell());
-        }
-        return coll;
-    }
-
-    clustering_key_prefix clustering_key() {
-        std::vector<bytes> v;
-        for (size_t i = 0; i < _s->clustering_key().size(); ++i) {
-            v.push_back(int_value(rnd(0, 6)));
-        }
-        return clustering_key_prefix(std::move(v));
-    }
-
-    position_in_partition bound() {
-        auto full = clustering_key().components();
-        full.resize(rnd(0, int(full.size())));
-        clustering_key_prefix p(std::move(full));
-        return rnd(0, 1) ? position_in_partition::before_key(std::move(p)) : position_in_partition::after_key(std::move(p));
-    }
-
-    schema_ptr _s;
-    std::mt19937_64 _rng;
-};
+using generator = testing::mutation_generator;
+using testing::for_random_cases;
 
 void validate(const schema& s, const std::vector<mutation_fragment>& fs, bool reversed) {
     fragment_stream_validator v(s, reversed);
@@ -165,22 +33,6 @@ void validate(const schema& s, const std::vector<mutation_fragment>& fs, bool re
         v(f);
     }
     v.on_end_of_stream();
-}
-
-// Runs `body(generator, case)` for `cases` cases of each schema, naming the
-// seed in any failure.
-template <typename Body>
-void for_random_cases(int cases, Body body) {
-    uint64_t seed = pick_seed();
-    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
-    for (auto s : {make_schema(), make_wide_schema()}) {
-        generator g(s, seed);
-        for (int i = 0; i < cases; ++i) {
-            BOOST_TEST_CONTEXT("seed " << seed << " table " << s->table() << " case " << i) {
-                body(s, g);
-            }
-        }
-    }
 }
 
 } // namespace

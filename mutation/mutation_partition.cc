@@ -34,7 +34,11 @@ void apply_row_marker(row_marker& into, const row_marker& from) noexcept {
 
 void apply_cell(row& into, column_id id, const cell_or_collection& c, const std::vector<column_definition>& columns) {
     if (auto* cell = std::get_if<atomic_cell>(&c)) {
-        into.apply(id, *cell);
+        if (id < columns.size() && columns[id].type->is_counter()) {
+            into.apply_counter(id, *cell);
+        } else {
+            into.apply(id, *cell);
+        }
         return;
     }
     if (id >= columns.size()) {

@@ -89,7 +89,8 @@ private:
 
 // Keeps the winning marker of the two in `into`.
 void apply_row_marker(row_marker& into, const row_marker& from) noexcept;
-// Merges one column's cells into `into` (see apply_cells).
+// Merges one column's cells into `into` (see apply_cells); a counter
+// column's cells reconcile by the counter rules (counter.hh).
 void apply_cell(row& into, column_id id, const cell_or_collection& c, const std::vector<column_definition>& columns);
 // Merges row `from` into `into`; columns are indices into `columns`, which
 // give the path order of collection cells (the type's name_comparator()).

@@ -1,6 +1,8 @@
 // Merging cells into a row. See row.hh.
 #include "mutation/row.hh"
 
+#include "mutation/counter.hh"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -24,6 +26,19 @@ void row::apply(column_id id, atomic_cell c) {
     if (!reconcile_wins(*existing, c)) {
         *existing = std::move(c);
     }
+}
+
+void row::apply_counter(column_id id, atomic_cell c) {
+    auto it = std::lower_bound(_cells.begin(), _cells.end(), id, [](auto& e, column_id v) { return e.first < v; });
+    if (it == _cells.end() || it->first != id) {
+        _cells.emplace(it, id, std::move(c));
+        return;
+    }
+    auto* existing = std::get_if<atomic_cell>(&it->second);
+    if (!existing) {
+        throw std::logic_error("row::apply_counter: counter cell for collection column " + std::to_string(id));
+    }
+    *existing = reconcile_counter(*existing, c);
 }
 
 void row::apply(column_id id, collection_cells c, const std::function<int(bytes_view, bytes_view)>& path_compare) {

@@ -55,6 +55,9 @@ public:
     const cell_or_collection* find(column_id id) const noexcept;
 
     void apply(column_id id, atomic_cell c);
+    // A cell of a counter column: reconciled by the counter rules
+    // (reconcile_counter in counter.hh), which may merge the two.
+    void apply_counter(column_id id, atomic_cell c);
     void apply(column_id id, collection_cells c, const std::function<int(bytes_view, bytes_view)>& path_compare);
 
     bool operator==(const row&) const = default;

@@ -3,6 +3,7 @@
 
 #include "reader/mutation_fragment_filter.hh"
 
+#include <fmt/core.h>
 #include <stdexcept>
 
 namespace reef {
@@ -61,9 +62,9 @@ namespace {
 class fragment_vector_reader final : public mutation_reader_impl {
 public:
     fragment_vector_reader(schema_ptr s, std::vector<mutation_fragment> fragments, dht::partition_range range,
-                           streamed_forwarding fwd)
+                           streamed_forwarding fwd, bool reversed)
         : mutation_reader_impl(std::move(s)), _fragments(std::move(fragments)), _range(std::move(range)),
-          _forwarding(fwd == streamed_forwarding::yes) {}
+          _forwarding(fwd == streamed_forwarding::yes), _reversed(reversed) {}
 
     future<> fill_buffer() override {
         while (!is_buffer_full() && !_end_of_stream) {
@@ -153,7 +154,7 @@ public:
             _end_of_stream = true;
             co_return;
         }
-        _window.emplace(*_schema, clustering_ranges{std::move(pr)});
+        _window.emplace(*_schema, clustering_ranges{std::move(pr)}, _reversed);
         // The tombstone in force where the window opens comes from the
         // changes before it; replay them into the filter without output.
         std::vector<mutation_fragment> ignored;
@@ -180,17 +181,54 @@ private:
     std::vector<mutation_fragment> _fragments;
     dht::partition_range _range;
     bool _forwarding;
+    bool _reversed;
     size_t _i = 0;
     size_t _partition_first = 0;
     bool _in_partition = false;
     std::optional<mutation_fragment_filter> _window;
 };
 
+// Each partition of a whole-partition stream, clipped to the ranges.
+std::vector<mutation_fragment> slice_fragments(const schema& s, std::vector<mutation_fragment> in,
+                                               const clustering_ranges& ranges, bool reversed) {
+    std::vector<mutation_fragment> out;
+    std::optional<mutation_fragment_filter> filter;
+    bool skipping = false;  // past the last range: until partition_end
+    for (auto& f : in) {
+        if (std::holds_alternative<partition_start>(f)) {
+            filter.emplace(s, ranges, reversed);
+            skipping = false;
+            out.push_back(std::move(f));
+            continue;
+        }
+        if (!filter) {
+            throw std::invalid_argument(fmt::format("fragment vector reader: {} outside a partition", kind_name(f)));
+        }
+        bool end = std::holds_alternative<partition_end>(f);
+        if (skipping) {
+            if (end) {
+                out.push_back(std::move(f));
+            }
+            continue;
+        }
+        if (!filter->consume(std::move(f), out) && !end) {
+            filter->finish(out);
+            skipping = true;
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 mutation_reader make_fragment_vector_reader(schema_ptr s, std::vector<mutation_fragment> fragments,
-                                            dht::partition_range range, streamed_forwarding fwd) {
-    return mutation_reader(std::make_unique<fragment_vector_reader>(std::move(s), std::move(fragments), std::move(range), fwd));
+                                            dht::partition_range range, streamed_forwarding fwd, bool reversed,
+                                            const std::optional<clustering_ranges>& slice) {
+    if (slice) {
+        fragments = slice_fragments(*s, std::move(fragments), *slice, reversed);
+    }
+    return mutation_reader(
+        std::make_unique<fragment_vector_reader>(std::move(s), std::move(fragments), std::move(range), fwd, reversed));
 }
 
 } // namespace reef

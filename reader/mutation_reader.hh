@@ -37,7 +37,11 @@ public:
     // read so far. The buffer was cleared.
     virtual future<> fast_forward_to(const dht::partition_range& pr) = 0;
     // Forwarding mode: opens the clustering window pr of the current
-    // partition (after any earlier window). The buffer was cleared.
+    // partition (after any earlier window). The buffer was cleared. It may
+    // also come in the middle of a window, with pr starting at or after
+    // everything the reader produced: the rest of that window is dropped,
+    // and the tombstone in force at pr.start is emitted there (the combined
+    // reader skips deleted rows this way).
     virtual future<> fast_forward_to(position_range pr) = 0;
     // Releases what the reader holds; nothing else is called after it.
     virtual future<> close() noexcept = 0;
@@ -86,9 +90,13 @@ private:
 // A reader over fragments held in memory (whole partitions, in order), for
 // tests and for sources that already hold their data: it honours partition
 // ranges, next_partition and, in forwarding mode, clustering windows.
+// `reversed`: the fragments are a reversed stream (windows come in its
+// order). `slice`: only these clustering ranges (in the stream's order, see
+// position_range.hh) are produced, clipped as mutation_fragment_filter does.
 mutation_reader make_fragment_vector_reader(schema_ptr s, std::vector<mutation_fragment> fragments,
                                             dht::partition_range range = dht::partition_range::full(),
-                                            streamed_forwarding fwd = streamed_forwarding::no);
+                                            streamed_forwarding fwd = streamed_forwarding::no, bool reversed = false,
+                                            const std::optional<clustering_ranges>& slice = std::nullopt);
 
 // Reads everything the reader produces (until end of stream).
 future<std::vector<mutation_fragment>> read_all(mutation_reader& r);

@@ -55,6 +55,20 @@ public:
         return b != 0;
     }
 
+    // The next byte, not consumed.
+    uint8_t peek_u8(std::string_view what) const {
+        need(1, what);
+        return uint8_t(_data[_pos]);
+    }
+    int64_t read_signed_vint(std::string_view what) {
+        auto d = utils::try_decode_signed_vint(_data.subspan(_pos));
+        if (!d) {
+            fail("the data ends inside " + std::string(what) + " (a vint)");
+        }
+        _pos += d->length;
+        return d->value;
+    }
+
     uint64_t read_unsigned_vint(std::string_view what) {
         auto d = utils::try_decode_unsigned_vint(_data.subspan(_pos));
         if (!d) {
@@ -99,6 +113,10 @@ public:
     static std::string to_string(std::span<const std::byte> b) {
         return std::string(reinterpret_cast<const char*>(b.data()), b.size());
     }
+    static std::string_view to_view(std::span<const std::byte> b) {
+        return std::string_view(reinterpret_cast<const char*>(b.data()), b.size());
+    }
+    static std::span<const std::byte> to_bytes(std::string_view s) { return std::as_bytes(std::span<const char>(s)); }
 
 private:
     void need(size_t n, std::string_view what) const {

@@ -1,0 +1,160 @@
+// Chunk-by-chunk checked Data.db sources. See checked_data_source.hh and FORMAT.md.
+#include "sstables/checked_data_source.hh"
+
+#include "sstables/compressor.hh"
+#include "sstables/exceptions.hh"
+#include "utils/big_endian.hh"
+#include "utils/crc32.hh"
+
+#include <fmt/format.h>
+
+namespace reef::sstables {
+
+namespace {
+
+// Serves [pos, end) of a stream cut into chunks of chunk_size bytes, loading (and checking) one chunk at a
+// time and keeping the last one, so that consecutive reads inside a chunk cost nothing.
+class chunked_source : public data_source_impl {
+public:
+    chunked_source(file f, std::string name, uint64_t chunk_size, uint64_t pos, uint64_t end)
+        : _file(std::move(f)), _name(std::move(name)), _chunk_size(chunk_size), _pos(pos), _end(end) {}
+
+    future<temporary_buffer> get() override {
+        if (_pos >= _end) {
+            co_return temporary_buffer();
+        }
+        uint64_t index = _pos / _chunk_size;
+        if (!_chunk_loaded || index != _chunk_index) {
+            _chunk_loaded = false;
+            _chunk = co_await load_chunk(index);
+            _chunk_index = index;
+            _chunk_loaded = true;
+        }
+        uint64_t in_chunk = _pos - index * _chunk_size;
+        if (in_chunk >= _chunk.size()) {
+            // load_chunk produced fewer bytes than the layout promised; it checks this, so this is a bug guard.
+            throw malformed_sstable_exception(_name, _pos, "expected a chunk covering this position");
+        }
+        uint64_t n = std::min<uint64_t>(_chunk.size() - in_chunk, _end - _pos);
+        auto out = _chunk.share(in_chunk, n);
+        _pos += n;
+        co_return out;
+    }
+
+    future<temporary_buffer> skip(uint64_t n) override {
+        _pos = n > _end - std::min(_pos, _end) ? _end : _pos + n;
+        return get();
+    }
+
+protected:
+    // Chunk index's uncompressed bytes, checked.
+    virtual future<temporary_buffer> load_chunk(uint64_t index) = 0;
+
+    file _file;
+    std::string _name;
+
+private:
+    uint64_t _chunk_size;
+    uint64_t _pos;
+    uint64_t _end;
+    temporary_buffer _chunk;
+    uint64_t _chunk_index = 0;
+    bool _chunk_loaded = false;
+};
+
+std::string crc_mismatch(uint64_t index, uint32_t stored, uint32_t computed) {
+    return fmt::format("expected chunk {}'s CRC32 {:#010x} (as stored), computed {:#010x}", index, stored, computed);
+}
+
+class compressed_source final : public chunked_source {
+public:
+    compressed_source(file f, std::string name, std::shared_ptr<const compression_info> ci, uint64_t compressed_size,
+                      uint64_t pos, uint64_t end)
+        : chunked_source(std::move(f), std::move(name), ci->chunk_length, pos, end), _ci(std::move(ci)),
+          _compressed_size(compressed_size) {}
+
+protected:
+    future<temporary_buffer> load_chunk(uint64_t index) override {
+        if (index >= _ci->chunk_count()) {
+            throw malformed_sstable_exception(_name, "expected a chunk " + std::to_string(index) + ", but CompressionInfo.db lists " +
+                                                         std::to_string(_ci->chunk_count()));
+        }
+        uint64_t off = _ci->chunk_offsets[index];
+        uint64_t stop = index + 1 < _ci->chunk_count() ? _ci->chunk_offsets[index + 1] : _compressed_size;
+        // parse_compression_info guaranteed stop - off >= 5.
+        uint64_t stored_len = stop - off - 4;
+        auto raw = co_await _file.dma_read_exactly(off, stop - off);
+        uint32_t stored = utils::read_be_unchecked<uint32_t>(raw.get() + stored_len);
+        uint32_t computed = utils::crc32(std::span<const char>(raw.get(), stored_len));
+        if (stored != computed) {
+            throw malformed_sstable_exception(_name, off + stored_len, crc_mismatch(index, stored, computed));
+        }
+        uint64_t expected = _ci->uncompressed_chunk_length(index);
+        if (stored_len >= _ci->max_compressed_length) {
+            // Stored as is: compressing did not pay (na and later).
+            if (stored_len != expected) {
+                throw malformed_sstable_exception(_name, off, fmt::format("expected uncompressed chunk {} of {} bytes, found {}",
+                                                                          index, expected, stored_len));
+            }
+            raw.trim(stored_len);
+            co_return raw;
+        }
+        temporary_buffer out(expected);
+        decompress_chunk(_ci->algorithm, std::string_view(raw.get(), stored_len), out.get_write(), expected, _name, off);
+        co_return out;
+    }
+
+private:
+    std::shared_ptr<const compression_info> _ci;
+    uint64_t _compressed_size;
+};
+
+class crc_checked_source final : public chunked_source {
+public:
+    crc_checked_source(file f, std::string name, std::shared_ptr<const crc_component> crc, uint64_t data_size,
+                       uint64_t pos, uint64_t end)
+        : chunked_source(std::move(f), std::move(name), crc->chunk_size, pos, end), _crc(std::move(crc)),
+          _data_size(data_size) {}
+
+protected:
+    future<temporary_buffer> load_chunk(uint64_t index) override {
+        if (index >= _crc->checksums.size()) {
+            throw malformed_sstable_exception(_name, "expected a checksum for chunk " + std::to_string(index) +
+                                                         ", but CRC.db has " + std::to_string(_crc->checksums.size()));
+        }
+        uint64_t off = index * _crc->chunk_size;
+        uint64_t len = std::min<uint64_t>(_crc->chunk_size, _data_size - off);
+        auto raw = co_await _file.dma_read_exactly(off, len);
+        uint32_t computed = utils::crc32(std::span<const char>(raw.get(), raw.size()));
+        if (computed != _crc->checksums[index]) {
+            throw malformed_sstable_exception(_name, off, crc_mismatch(index, _crc->checksums[index], computed));
+        }
+        co_return raw;
+    }
+
+private:
+    std::shared_ptr<const crc_component> _crc;
+    uint64_t _data_size;
+};
+
+uint64_t clamp_end(uint64_t pos, uint64_t len, uint64_t size) {
+    return len > size - std::min(pos, size) ? size : pos + len;
+}
+
+} // namespace
+
+data_source make_compressed_data_source(file f, std::string file_name, std::shared_ptr<const compression_info> ci,
+                                        uint64_t compressed_size, uint64_t pos, uint64_t len) {
+    uint64_t end = clamp_end(pos, len, ci->data_length);
+    return data_source(std::make_unique<compressed_source>(std::move(f), std::move(file_name), std::move(ci),
+                                                           compressed_size, pos, end));
+}
+
+data_source make_crc_checked_data_source(file f, std::string file_name, std::shared_ptr<const crc_component> crc,
+                                         uint64_t data_size, uint64_t pos, uint64_t len) {
+    uint64_t end = clamp_end(pos, len, data_size);
+    return data_source(std::make_unique<crc_checked_source>(std::move(f), std::move(file_name), std::move(crc),
+                                                            data_size, pos, end));
+}
+
+} // namespace reef::sstables

@@ -1,0 +1,63 @@
+// deletion_time: Cassandra's DeletionTime as the index and data files store it (a partition's or a range's
+// deletion), in the two encodings of the mx family: mc..nb's fixed 12 bytes and oa's live-flag form.
+#pragma once
+
+#include "mutation/tombstone.hh"
+#include "sstables/byte_reader.hh"
+#include "sstables/version.hh"
+
+#include <cstdint>
+#include <fmt/format.h>
+
+namespace reef::sstables {
+
+struct deletion_time {
+    // Live (nothing deleted) is Cassandra's (Long.MIN_VALUE, Integer.MAX_VALUE).
+    int64_t marked_for_delete_at = api::missing_timestamp;
+    // Seconds; mc..nb store a signed 32-bit value (Integer.MAX_VALUE when live), oa an unsigned one.
+    int64_t local_deletion_time = no_deletion_time_32;
+
+    bool live() const noexcept { return marked_for_delete_at == api::missing_timestamp; }
+    // The tombstone this deletion is (empty when live).
+    tombstone to_tombstone() const noexcept {
+        return live() ? tombstone{} : tombstone{marked_for_delete_at, local_deletion_time};
+    }
+    bool operator==(const deletion_time&) const = default;
+};
+
+// oa writes (and its readers accept) the single byte 0x80 for a live deletion time.
+inline constexpr uint8_t oa_live_deletion_flag = 0x80;
+
+// True for versions that store the oa form (Cassandra's hasUIntDeletionTime).
+inline bool has_uint_deletion_time(sstable_version v) noexcept { return v >= sstable_version::oa; }
+
+// Reads one deletion time in the form version v stores.
+inline deletion_time read_deletion_time(byte_reader& in, sstable_version v) {
+    deletion_time d;
+    if (!has_uint_deletion_time(v)) {
+        int32_t ldt = in.read_i32("deletion time: local deletion time");
+        d.marked_for_delete_at = in.read_i64("deletion time: marked-for-delete-at");
+        d.local_deletion_time = ldt;
+        return d;
+    }
+    auto start = in.offset();
+    uint8_t first = in.peek_u8("deletion time");
+    if (first & oa_live_deletion_flag) {
+        in.read_u8("deletion time flags");
+        if (first != oa_live_deletion_flag) {
+            in.fail_at(start, "expected deletion time flags 0x80 (live) or a timestamp with its sign bit clear, found " +
+                                  fmt::format("{:#04x}", first));
+        }
+        return d;
+    }
+    d.marked_for_delete_at = in.read_i64("deletion time: marked-for-delete-at");
+    d.local_deletion_time = in.read_be<uint32_t>("deletion time: local deletion time");
+    return d;
+}
+
+// Bytes a deletion time takes in version v.
+inline size_t serialized_size(const deletion_time& d, sstable_version v) noexcept {
+    return has_uint_deletion_time(v) && d.live() ? 1 : 12;
+}
+
+} // namespace reef::sstables

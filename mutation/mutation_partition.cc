@@ -81,10 +81,6 @@ void mutation_partition::apply(const schema& s, const mutation_partition& o) {
     _range_tombstones.apply(o._range_tombstones);
 }
 
-namespace {
-
-// Drops the cells `t` deletes, and collection tombstones it makes redundant;
-// returns whether anything is left.
 bool drop_shadowed_cells(row& r, tombstone t) {
     row kept;
     for (auto& [id, c] : r.cells()) {
@@ -110,7 +106,18 @@ bool drop_shadowed_cells(row& r, tombstone t) {
     return !r.empty();
 }
 
-} // namespace
+bool drop_shadowed_row(deletable_row& r, tombstone outer) {
+    if (!r.tomb.supersedes(outer)) {
+        r.tomb = {};
+    }
+    tombstone active = outer;
+    active.apply(r.tomb);
+    if (active.deletes(r.marker.timestamp)) {
+        r.marker = {};
+    }
+    bool has_cells = drop_shadowed_cells(r.cells, active);
+    return has_cells || !r.marker.empty() || r.tomb;
+}
 
 void mutation_partition::drop_shadowed() {
     drop_shadowed_cells(_static_row, _tomb);
@@ -125,19 +132,9 @@ void mutation_partition::drop_shadowed() {
         _range_tombstones = std::move(kept);
     }
     for (auto it = _rows.begin(); it != _rows.end();) {
-        auto& r = it->second;
         tombstone outer = _tomb;
         outer.apply(_range_tombstones.search(position_in_partition::for_key(it->first)));
-        if (!r.tomb.supersedes(outer)) {
-            r.tomb = {};
-        }
-        tombstone active = outer;
-        active.apply(r.tomb);
-        if (active.deletes(r.marker.timestamp)) {
-            r.marker = {};
-        }
-        bool has_cells = drop_shadowed_cells(r.cells, active);
-        if (!has_cells && r.marker.empty() && !r.tomb) {
+        if (!drop_shadowed_row(it->second, outer)) {
             it = _rows.erase(it);
         } else {
             ++it;
@@ -145,70 +142,65 @@ void mutation_partition::drop_shadowed() {
     }
 }
 
-namespace {
+std::optional<atomic_cell> deletion_purger::purge(const atomic_cell& c) const {
+    if (c.is_live(now)) {
+        return c;
+    }
+    if (should_purge(c.timestamp(), c.local_deletion_time())) {
+        return std::nullopt;
+    }
+    // Cassandra 4.0+ purges the tombstone an expired cell becomes in the
+    // same pass (AbstractCell.purge calls purge on it): dated expiry - ttl,
+    // it may be purgeable when the expiry is not.
+    atomic_cell dead = c.expired_to_dead(now);
+    if (should_purge(dead.timestamp(), dead.local_deletion_time())) {
+        return std::nullopt;
+    }
+    return dead;
+}
 
-struct purger {
-    deletion_time_type now;
-    deletion_time_type gc_before;
-    api::timestamp_type max_purgeable;
-
-    // DeletionPurger.shouldPurge(timestamp, localDeletionTime).
-    bool should_purge(api::timestamp_type ts, deletion_time_type ldt) const {
-        return ts < max_purgeable && ldt < gc_before;
-    }
-    bool should_purge(tombstone t) const { return t && should_purge(t.timestamp, t.deletion_time); }
-    void purge(tombstone& t) const {
-        if (should_purge(t)) {
-            t = {};
-        }
-    }
-    // AbstractCell.purge: a dead or expired cell goes if purgeable (by its
-    // deletion time, or its expiry), else an expired one becomes a tombstone.
-    std::optional<atomic_cell> purge(const atomic_cell& c) const {
-        if (c.is_live(now)) {
-            return c;
-        }
-        if (should_purge(c.timestamp(), c.local_deletion_time())) {
-            return std::nullopt;
-        }
-        return c.expired_to_dead(now);
-    }
-    // Returns whether anything is left.
-    bool purge(row& r) const {
-        row kept;
-        for (auto& [id, c] : r.cells()) {
-            if (auto* cell = std::get_if<atomic_cell>(&c)) {
-                if (auto p = purge(*cell)) {
-                    kept.apply(id, std::move(*p));
-                }
-                continue;
+bool deletion_purger::purge(row& r) const {
+    row kept;
+    for (auto& [id, c] : r.cells()) {
+        if (auto* cell = std::get_if<atomic_cell>(&c)) {
+            if (auto p = purge(*cell)) {
+                kept.apply(id, std::move(*p));
             }
-            auto& coll = std::get<collection_cells>(c);
-            collection_cells out;
-            out.tomb = coll.tomb;
-            purge(out.tomb);
-            for (auto& [path, cell] : coll.cells) {
-                if (auto p = purge(cell)) {
-                    out.cells.emplace_back(path, std::move(*p));
-                }
-            }
-            if (out.tomb || !out.cells.empty()) {
-                kept.apply(id, std::move(out), [](bytes_view, bytes_view) { return 0; });
+            continue;
+        }
+        auto& coll = std::get<collection_cells>(c);
+        collection_cells out;
+        out.tomb = purged(coll.tomb);
+        for (auto& [path, cell] : coll.cells) {
+            if (auto p = purge(cell)) {
+                out.cells.emplace_back(path, std::move(*p));
             }
         }
-        r = std::move(kept);
-        return !r.empty();
+        if (out.tomb || !out.cells.empty()) {
+            kept.apply(id, std::move(out), [](bytes_view, bytes_view) { return 0; });
+        }
     }
-};
+    r = std::move(kept);
+    return !r.empty();
+}
 
-} // namespace
+bool deletion_purger::purge(deletable_row& r) const {
+    r.tomb = purged(r.tomb);
+    // DeletionPurger.shouldPurge(LivenessInfo, now): an expired marker
+    // goes when its expiry is purgeable.
+    if (!r.marker.empty() && !r.marker.is_live(now) && should_purge(r.marker.timestamp, r.marker.expiry)) {
+        r.marker = {};
+    }
+    bool has_cells = purge(r.cells);
+    return has_cells || !r.marker.empty() || r.tomb;
+}
 
 void mutation_partition::purge(deletion_time_type now, deletion_time_type gc_before, api::timestamp_type max_purgeable) {
     // Shadowed data goes first: a tombstone may only go once nothing it
     // deletes is left to come back.
     drop_shadowed();
-    purger p{now, gc_before, max_purgeable};
-    p.purge(_tomb);
+    deletion_purger p{now, gc_before, max_purgeable};
+    _tomb = p.purged(_tomb);
     range_tombstone_list kept(_range_tombstones.comparator());
     for (auto& r : _range_tombstones) {
         if (!p.should_purge(r.tomb)) {
@@ -218,15 +210,7 @@ void mutation_partition::purge(deletion_time_type now, deletion_time_type gc_bef
     _range_tombstones = std::move(kept);
     p.purge(_static_row);
     for (auto it = _rows.begin(); it != _rows.end();) {
-        auto& r = it->second;
-        p.purge(r.tomb);
-        // DeletionPurger.shouldPurge(LivenessInfo, now): an expired marker
-        // goes when its expiry is purgeable.
-        if (!r.marker.empty() && !r.marker.is_live(now) && p.should_purge(r.marker.timestamp, r.marker.expiry)) {
-            r.marker = {};
-        }
-        bool has_cells = p.purge(r.cells);
-        if (!has_cells && r.marker.empty() && !r.tomb) {
+        if (!p.purge(it->second)) {
             it = _rows.erase(it);
         } else {
             ++it;

@@ -10,6 +10,7 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 
 namespace reef {
 
@@ -85,6 +86,45 @@ private:
     row _static_row;
     rows_type _rows;
     range_tombstone_list _range_tombstones;
+};
+
+// The row-level steps of drop_shadowed() and purge(), shared with the
+// streaming compaction of readers (reader/compacting_reader.hh).
+
+// Drops the cells of r that t deletes, and collection tombstones t makes
+// redundant (it supersedes or equals them); returns whether anything is left.
+bool drop_shadowed_cells(row& r, tombstone t);
+// drop_shadowed() for one row under `outer`, the greatest of the partition
+// tombstone and the range tombstones over its key: drops the row tombstone
+// if outer supersedes or equals it, and the marker and cells the greater
+// of the two deletes. Returns whether anything is left.
+bool drop_shadowed_row(deletable_row& r, tombstone outer);
+
+// Cassandra's DeletionPurger with AbstractCell.purge and Row.purge: what
+// compaction may forget. gc_before = now - gc_grace_seconds; max_purgeable
+// is the oldest timestamp of overlapping data not being compacted.
+struct deletion_purger {
+    deletion_time_type now;
+    deletion_time_type gc_before;
+    api::timestamp_type max_purgeable = std::numeric_limits<api::timestamp_type>::max();
+
+    // DeletionPurger.shouldPurge(timestamp, localDeletionTime).
+    bool should_purge(api::timestamp_type ts, deletion_time_type ldt) const noexcept {
+        return ts < max_purgeable && ldt < gc_before;
+    }
+    bool should_purge(tombstone t) const noexcept { return t && should_purge(t.timestamp, t.deletion_time); }
+    // t, or the empty tombstone when t is purgeable.
+    tombstone purged(tombstone t) const noexcept { return should_purge(t) ? tombstone{} : t; }
+    // A live cell stays; a dead or expired one goes when purgeable by its
+    // deletion time (an expired cell's is its expiry), else an expired one
+    // becomes a tombstone dated expiry - ttl, which goes if that is
+    // purgeable (AbstractCell.purge, Cassandra 4.0+).
+    std::optional<atomic_cell> purge(const atomic_cell& c) const;
+    // Purges every cell and collection tombstone; returns whether anything is left.
+    bool purge(row& r) const;
+    // The row tombstone, an expired marker and the cells; returns whether
+    // anything is left.
+    bool purge(deletable_row& r) const;
 };
 
 // Keeps the winning marker of the two in `into`.

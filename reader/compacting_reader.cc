@@ -1,0 +1,192 @@
+// The compacting reader. See compacting_reader.hh; the rules are mutation/README.md's (shadowing, purging).
+#include "reader/compacting_reader.hh"
+
+#include "mutation/mutation_partition.hh"
+
+#include <stdexcept>
+
+namespace reef {
+
+namespace {
+
+// Keeps the cells and collection elements live at `now`; collection
+// tombstones go (a query result carries no tombstones). Returns whether
+// anything is left.
+bool keep_live_cells(row& r, deletion_time_type now) {
+    row kept;
+    for (auto& [id, c] : r.cells()) {
+        if (auto* cell = std::get_if<atomic_cell>(&c)) {
+            if (cell->is_live(now)) {
+                kept.apply(id, *cell);
+            }
+            continue;
+        }
+        auto& coll = std::get<collection_cells>(c);
+        collection_cells live;
+        for (auto& e : coll.cells) {
+            if (e.second.is_live(now)) {
+                live.cells.push_back(e);
+            }
+        }
+        if (!live.cells.empty()) {
+            // Into an empty column: the path order is already right.
+            kept.apply(id, std::move(live), [](bytes_view, bytes_view) { return 0; });
+        }
+    }
+    r = std::move(kept);
+    return !r.empty();
+}
+
+class compacting_reader final : public mutation_reader_impl {
+public:
+    compacting_reader(mutation_reader source, deletion_time_type now, compaction_mode mode,
+                      deletion_time_type gc_before, api::timestamp_type max_purgeable)
+        : mutation_reader_impl(source.schema()), _source(std::move(source)), _mode(mode),
+          _purger{now, gc_before, max_purgeable} {}
+
+    future<> fill_buffer() override {
+        while (!is_buffer_full()) {
+            if (_source.is_buffer_empty()) {
+                if (_source.is_end_of_stream()) {
+                    _end_of_stream = true;
+                    break;
+                }
+                co_await _source.fill_buffer();
+                continue;
+            }
+            consume(_source.pop_mutation_fragment());
+        }
+    }
+
+    future<> next_partition() override {
+        // Only a partition whose start went out is the consumer's to skip;
+        // one still held back is, for the consumer, not begun.
+        if (_in_partition && !_pending_start) {
+            _in_partition = false;
+            co_await _source.next_partition();
+        }
+    }
+
+    future<> fast_forward_to(const dht::partition_range& pr) override {
+        _in_partition = false;
+        _pending_start.reset();
+        co_await _source.fast_forward_to(pr);
+    }
+
+    future<> fast_forward_to(position_range) override {
+        return make_exception_future<>(std::make_exception_ptr(
+            std::logic_error("compacting reader: clustering-window forwarding is not supported")));
+    }
+
+    future<> close() noexcept override { return _source.close(); }
+
+private:
+    bool for_query() const noexcept { return _mode == compaction_mode::query; }
+
+    // The partition goes out once it has something to show.
+    void emit_start() {
+        if (_pending_start) {
+            push(std::move(*_pending_start));
+            _pending_start.reset();
+        }
+    }
+
+    void consume(mutation_fragment f) {
+        std::visit([this](auto& x) { consume(x); }, f);
+    }
+
+    void consume(partition_start& ps) {
+        _in_partition = true;
+        _partition_tomb = ps.partition_tombstone;
+        _range_tomb = {};
+        _emitted_range_tomb = {};
+        tombstone out = for_query() ? tombstone{} : _purger.purged(ps.partition_tombstone);
+        _pending_start.emplace(partition_start{std::move(ps.key), out});
+        if (out) {
+            emit_start();
+        }
+    }
+
+    void consume(static_row& sr) {
+        drop_shadowed_cells(sr.cells, _partition_tomb);
+        bool left = for_query() ? keep_live_cells(sr.cells, _purger.now) : _purger.purge(sr.cells);
+        if (left) {
+            emit_start();
+            push(std::move(sr));
+        }
+    }
+
+    void consume(clustering_row& cr) {
+        tombstone outer = _partition_tomb;
+        outer.apply(_range_tomb);
+        deletable_row r{cr.marker, cr.row_tombstone, std::move(cr.cells)};
+        if (!drop_shadowed_row(r, outer)) {
+            return;
+        }
+        if (for_query()) {
+            if (!r.marker.is_live(_purger.now)) {
+                r.marker = {};
+            }
+            r.tomb = {};
+            if (!keep_live_cells(r.cells, _purger.now) && r.marker.empty()) {
+                return;
+            }
+        } else if (!_purger.purge(r)) {
+            return;
+        }
+        emit_start();
+        push(clustering_row{std::move(cr.key), r.marker, r.tomb, std::move(r.cells)});
+    }
+
+    void consume(range_tombstone_change& rtc) {
+        // The tombstone in force shadows rows whether or not it goes out.
+        _range_tomb = rtc.tomb;
+        if (for_query()) {
+            return;
+        }
+        // One the partition tombstone covers adds nothing (drop_shadowed);
+        // a purgeable one goes (purge).
+        tombstone out = rtc.tomb.supersedes(_partition_tomb) ? rtc.tomb : tombstone{};
+        out = _purger.purged(out);
+        if (out == _emitted_range_tomb) {
+            return;
+        }
+        emit_start();
+        _emitted_range_tomb = out;
+        push(range_tombstone_change{std::move(rtc.position), out});
+    }
+
+    void consume(partition_end& pe) {
+        _in_partition = false;
+        if (_pending_start) {
+            // Nothing of the partition is left: it is not emitted.
+            _pending_start.reset();
+            return;
+        }
+        push(std::move(pe));
+    }
+
+    mutation_reader _source;
+    compaction_mode _mode;
+    deletion_purger _purger;
+    // The source is inside a partition (its partition_start was consumed).
+    bool _in_partition = false;
+    // The partition's start while nothing of it has gone out yet.
+    std::optional<partition_start> _pending_start;
+    // The source's partition tombstone and range tombstone in force.
+    tombstone _partition_tomb;
+    tombstone _range_tomb;
+    // The range tombstone in force in the output (compaction mode).
+    tombstone _emitted_range_tomb;
+};
+
+} // namespace
+
+mutation_reader make_compacting_reader(mutation_reader source, deletion_time_type now, compaction_mode mode,
+                                       std::optional<deletion_time_type> gc_before,
+                                       api::timestamp_type max_purgeable) {
+    deletion_time_type gc = gc_before ? *gc_before : now - source.schema()->options().gc_grace_seconds;
+    return mutation_reader(std::make_unique<compacting_reader>(std::move(source), now, mode, gc, max_purgeable));
+}
+
+} // namespace reef

@@ -1,0 +1,47 @@
+// compacting_reader: wraps a reader and compacts each partition as it streams, for a query result at `now`
+// (only live data, no tombstones) or for compaction (mutation_partition::purge's result), without buffering partitions.
+#pragma once
+
+#include "mutation/tombstone.hh"
+#include "reader/mutation_reader.hh"
+
+#include <limits>
+#include <optional>
+
+namespace reef {
+
+enum class compaction_mode {
+    // What a read at `now` returns (ScyllaDB's compact_for_query): partition,
+    // range, row and collection tombstones delete what they cover, expired
+    // cells and markers are dead, and only live data comes out: live cells
+    // and collection elements, live markers, rows with a live marker or a
+    // live cell, the static row's live cells. No tombstone of any kind is
+    // emitted (partition_start carries none, no range_tombstone_change). A
+    // partition with nothing live is not emitted at all; one with only a
+    // live static row is (Cassandra returns it as a row with null
+    // clustering columns).
+    query,
+    // What compaction writes (ScyllaDB's compact_for_compaction, Reef's
+    // mutation_partition::purge): data a tombstone deletes is dropped, as
+    // are tombstones a covering one makes redundant; tombstones, expired
+    // cells and expired markers go when purgeable (written before
+    // max_purgeable, deletion or expiry time before gc_before); an expired
+    // cell that stays becomes a cell tombstone. A partition left with
+    // nothing (no tombstone, no row, no range tombstone, no static cell) is
+    // not emitted.
+    compaction,
+};
+
+// Wraps `source` (forward or reversed: the compaction of a fragment
+// depends only on the tombstones in force where it sits, which the stream
+// carries in either direction). gc_before (compaction mode only) defaults
+// to now - the schema's gc_grace_seconds. The source must not be in
+// clustering-window forwarding mode (fast_forward_to(position_range) on
+// the result throws std::logic_error); next_partition and partition-range
+// fast-forwarding pass through.
+mutation_reader make_compacting_reader(
+    mutation_reader source, deletion_time_type now, compaction_mode mode,
+    std::optional<deletion_time_type> gc_before = std::nullopt,
+    api::timestamp_type max_purgeable = std::numeric_limits<api::timestamp_type>::max());
+
+} // namespace reef

@@ -1,0 +1,395 @@
+// Tests of the compacting reader against the model: compaction mode must give mutation_partition::purge's
+// result, query mode a query result built here from drop_shadowed and liveness; forward and reversed, with
+// next_partition at random points, every output stream validated; and a few hand-made cases.
+#include "mutation/fragment_stream_validator.hh"
+#include "reader/compacting_reader.hh"
+#include "test/lib/random_mutation.hh"
+#include "test/lib/reef_test.hh"
+#include "test/lib/simple_keys.hh"
+#include "runtime/reactor.hh"
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+using namespace reef;
+using namespace reef::testing;
+
+namespace {
+
+bool is_empty(const mutation& m) {
+    auto& p = m.partition();
+    return !p.partition_tombstone() && p.static_row().empty() && p.rows().empty() && p.range_tombstones().empty();
+}
+
+// The model of compaction: purge.
+std::optional<mutation> model_compaction(mutation m, deletion_time_type now, deletion_time_type gc_before,
+                                         api::timestamp_type max_purgeable) {
+    m.partition().purge(now, gc_before, max_purgeable);
+    if (is_empty(m)) {
+        return std::nullopt;
+    }
+    return m;
+}
+
+// Live cells only (collection tombstones gone); whether any is left.
+row live_cells(const row& r, deletion_time_type now) {
+    row out;
+    for (auto& [id, c] : r.cells()) {
+        if (auto* cell = std::get_if<atomic_cell>(&c)) {
+            if (cell->is_live(now)) {
+                out.apply(id, *cell);
+            }
+        } else {
+            collection_cells live;
+            for (auto& [path, cell] : std::get<collection_cells>(c).cells) {
+                if (cell.is_live(now)) {
+                    live.cells.emplace_back(path, cell);
+                }
+            }
+            if (!live.cells.empty()) {
+                out.apply(id, std::move(live), [](bytes_view, bytes_view) { return 0; });
+            }
+        }
+    }
+    return out;
+}
+
+// The model of a query at `now`: tombstones applied (drop_shadowed), then
+// only live data, no tombstones; rows with nothing live and partitions with
+// nothing live left out.
+std::optional<mutation> model_query(mutation m, deletion_time_type now) {
+    m.partition().drop_shadowed();
+    const schema& s = *m.schema();
+    mutation out(m.schema(), m.decorated_key());
+    auto st = live_cells(m.partition().static_row(), now);
+    for (auto& [id, c] : st.cells()) {
+        out.partition().apply_static(s, id, c);
+    }
+    for (auto& [key, r] : m.partition().rows()) {
+        deletable_row live;
+        if (r.marker.is_live(now)) {
+            live.marker = r.marker;
+        }
+        live.cells = live_cells(r.cells, now);
+        if (!live.marker.empty() || !live.cells.empty()) {
+            out.partition().apply_row(s, key, live);
+        }
+    }
+    if (out.partition().static_row().empty() && out.partition().rows().empty()) {
+        return std::nullopt;
+    }
+    return out;
+}
+
+struct read_result {
+    std::vector<mutation_fragment> fragments;  // of the partitions read whole
+    std::vector<dht::decorated_key> skipped;
+};
+
+// Reads everything, calling next_partition after a partition_start or a
+// few fragments into a partition when `skip` says so; a skipped
+// partition's fragments are left out of the result. The whole stream seen
+// goes through the validator.
+future<read_result> read_with_skips(mutation_reader& r, const schema& s, bool reversed, std::mt19937_64& rng,
+                                    int skip_one_in) {
+    read_result out;
+    fragment_stream_validator v(s, reversed);
+    std::vector<mutation_fragment> current;
+    while (true) {
+        // Buffer by buffer, as readers are meant to be consumed (a co_await
+        // per fragment also deepens the stack of a debug build, where
+        // symmetric transfer is not a tail call, until something suspends).
+        if (r.is_buffer_empty()) {
+            if (r.is_end_of_stream()) {
+                break;
+            }
+            co_await r.fill_buffer();
+            continue;
+        }
+        auto f = r.pop_mutation_fragment();
+        v(f);
+        current.push_back(std::move(f));
+        if (std::holds_alternative<partition_end>(current.back())) {
+            std::move(current.begin(), current.end(), std::back_inserter(out.fragments));
+            current.clear();
+            continue;
+        }
+        if (skip_one_in && std::uniform_int_distribution<int>(1, skip_one_in)(rng) == 1) {
+            out.skipped.push_back(std::get<partition_start>(current.front()).key);
+            current.clear();
+            co_await r.next_partition();
+            // The validator saw the partition begin and not end: a fresh
+            // one for the rest (the order of the partitions kept is checked
+            // against the model).
+            v = fragment_stream_validator(s, reversed);
+        }
+    }
+    v.on_end_of_stream();
+    BOOST_REQUIRE(current.empty());
+    co_return out;
+}
+
+std::vector<mutation_fragment> stream_of(const std::vector<mutation>& ms, bool reversed) {
+    std::vector<mutation_fragment> out;
+    for (auto& m : ms) {
+        auto f = to_fragments(m, reversed);
+        std::move(f.begin(), f.end(), std::back_inserter(out));
+    }
+    return out;
+}
+
+void check_no_tombstones(const std::vector<mutation_fragment>& fs, deletion_time_type now) {
+    for (auto& f : fs) {
+        BOOST_REQUIRE(!std::holds_alternative<range_tombstone_change>(f));
+        if (auto* ps = std::get_if<partition_start>(&f)) {
+            BOOST_REQUIRE(!ps->partition_tombstone);
+        }
+        const row* cells = nullptr;
+        if (auto* cr = std::get_if<clustering_row>(&f)) {
+            BOOST_REQUIRE(!cr->row_tombstone);
+            BOOST_REQUIRE(cr->marker.empty() || cr->marker.is_live(now));
+            cells = &cr->cells;
+        } else if (auto* sr = std::get_if<static_row>(&f)) {
+            cells = &sr->cells;
+        }
+        if (!cells) {
+            continue;
+        }
+        for (auto& [id, c] : cells->cells()) {
+            if (auto* cell = std::get_if<atomic_cell>(&c)) {
+                BOOST_REQUIRE(cell->is_live(now));
+            } else {
+                BOOST_REQUIRE(!std::get<collection_cells>(c).tomb);
+            }
+        }
+    }
+}
+
+struct random_params {
+    deletion_time_type now;
+    deletion_time_type gc_before;
+    api::timestamp_type max_purgeable;
+};
+
+random_params random_times(mutation_generator& g) {
+    // Deletion and expiry times are in [0, 3], timestamps in [0, 5].
+    random_params p{g.rnd(0, 4), g.rnd(-1, 4), std::numeric_limits<api::timestamp_type>::max()};
+    if (g.rnd(0, 2) == 0) {
+        p.max_purgeable = g.rnd(0, 6);
+    }
+    return p;
+}
+
+std::string describe(const std::vector<mutation>& ms) {
+    std::string out;
+    for (auto& m : ms) {
+        out += to_string(m) + "\n";
+    }
+    return out;
+}
+
+// Printed only when a check fails (test contexts are streamed lazily).
+struct described {
+    const std::vector<mutation>& ms;
+};
+std::ostream& operator<<(std::ostream& os, const described& d) {
+    return os << describe(d.ms);
+}
+
+future<> run_random(compaction_mode mode, int cases_per_schema, int skip_one_in) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    for (auto s : random_test_schemas()) {
+        mutation_generator g(s, seed);
+        for (int i = 0; i < cases_per_schema; ++i) {
+            bool reversed = g.rnd(0, 1);
+            auto times = random_times(g);
+            // Enough partitions now and then to span several buffers.
+            int n = g.rnd(0, 4) == 0 ? g.rnd(10, 40) : g.rnd(1, 4);
+            std::set<dht::decorated_key> keys;
+            for (int k = 0; k < n; ++k) {
+                keys.insert(pkey(g.rnd(0, 1000)));
+            }
+            std::vector<mutation> input;
+            for (auto& k : keys) {
+                input.push_back(g.make(k, g.rnd(0, 1) ? 8 : 3));
+            }
+            auto source = make_fragment_vector_reader(s, stream_of(input, reversed), dht::partition_range::full(),
+                                                      streamed_forwarding::no, reversed);
+            auto r = make_compacting_reader(std::move(source), times.now, mode, times.gc_before, times.max_purgeable);
+            std::exception_ptr ex;
+            read_result got;
+            try {
+                got = co_await read_with_skips(r, *s, reversed, g.rng(), skip_one_in);
+            } catch (...) {
+                ex = std::current_exception();
+            }
+            co_await r.close();
+            // A real suspension unwinds the stack the ready awaits built up.
+            co_await yield();
+            BOOST_TEST_CONTEXT("seed " << seed << " table " << s->table() << " case " << i << " reversed " << reversed
+                                       << " now " << times.now << " gc_before " << times.gc_before
+                                       << " max_purgeable " << times.max_purgeable << "\ninput:\n"
+                                       << described{input}) {
+                if (ex) {
+                    try {
+                        std::rethrow_exception(ex);
+                    } catch (const std::exception& e) {
+                        BOOST_FAIL("read failed: " << e.what());
+                    }
+                }
+                std::vector<mutation> expected;
+                std::set<dht::decorated_key> skipped(got.skipped.begin(), got.skipped.end());
+                for (auto& m : input) {
+                    auto model = mode == compaction_mode::query
+                                     ? model_query(m, times.now)
+                                     : model_compaction(m, times.now, times.gc_before, times.max_purgeable);
+                    if (!model) {
+                        BOOST_REQUIRE_MESSAGE(!skipped.contains(m.decorated_key()), "an empty partition came out");
+                        continue;
+                    }
+                    if (!skipped.contains(m.decorated_key())) {
+                        expected.push_back(std::move(*model));
+                    }
+                }
+                if (mode == compaction_mode::query) {
+                    check_no_tombstones(got.fragments, times.now);
+                }
+                auto actual = mutations_from_fragments(s, got.fragments, reversed);
+                BOOST_REQUIRE_MESSAGE(actual == expected, "expected:\n" << describe(expected) << "got:\n"
+                                                                        << describe(actual));
+            }
+        }
+    }
+}
+
+} // namespace
+
+REEF_TEST_CASE(test_compaction_mode_matches_purge) {
+    co_await run_random(compaction_mode::compaction, 700, 0);
+}
+
+REEF_TEST_CASE(test_query_mode_matches_model_query) {
+    co_await run_random(compaction_mode::query, 800, 0);
+}
+
+REEF_TEST_CASE(test_next_partition_skips_what_was_seen) {
+    co_await run_random(compaction_mode::compaction, 400, 4);
+    co_await run_random(compaction_mode::query, 400, 4);
+}
+
+namespace {
+
+// One partition through the compacting reader, the output validated.
+future<std::vector<mutation_fragment>> compact(const mutation& m, compaction_mode mode, deletion_time_type now,
+                                               deletion_time_type gc_before, bool reversed = false) {
+    auto s = m.schema();
+    auto source = make_fragment_vector_reader(s, to_fragments(m, reversed), dht::partition_range::full(),
+                                              streamed_forwarding::no, reversed);
+    auto r = make_compacting_reader(std::move(source), now, mode, gc_before);
+    auto out = co_await read_all(r);
+    co_await r.close();
+    fragment_stream_validator v(*s, reversed);
+    for (auto& f : out) {
+        v(f);
+    }
+    v.on_end_of_stream();
+    co_return out;
+}
+
+size_t count_of(const std::vector<mutation_fragment>& fs, size_t index) {
+    return std::count_if(fs.begin(), fs.end(), [&](auto& f) { return f.index() == index; });
+}
+
+schema_ptr static_table() {
+    schema_builder b("ks", "st");
+    b.with_column("pk", int32_type(), column_kind::partition_key)
+        .with_column("ck", int32_type(), column_kind::clustering_key)
+        .with_column("s", int32_type(), column_kind::static_column)
+        .with_column("v", int32_type(), column_kind::regular_column);
+    b.options().gc_grace_seconds = 10;
+    return b.build();
+}
+
+} // namespace
+
+REEF_TEST_CASE(test_hand_made_cases) {
+    auto s = static_table();
+    // A partition with only a live static cell and a deleted row: a query
+    // returns the static row alone (CQL: one row with a null ck).
+    mutation m(s, pkey(1));
+    m.partition().apply_static(*s, 0, atomic_cell::make_live(5, "s"));
+    m.partition().apply_row(*s, ck(1), deletable_row{row_marker{3}, tombstone{4, 100}, {}});
+    auto q = co_await compact(m, compaction_mode::query, 200, 0);
+    BOOST_REQUIRE_EQUAL(q.size(), 3u);
+    BOOST_CHECK(std::holds_alternative<static_row>(q[1]));
+    // Compaction keeps the row tombstone until gc_before passes its
+    // deletion time, then the row is gone.
+    auto c1 = co_await compact(m, compaction_mode::compaction, 200, 100);
+    BOOST_CHECK_EQUAL(count_of(c1, 2), 1u);
+    auto c2 = co_await compact(m, compaction_mode::compaction, 200, 101);
+    BOOST_CHECK_EQUAL(count_of(c2, 2), 0u);
+    // gc_before defaults to now - gc_grace_seconds (10 here).
+    auto r = make_compacting_reader(make_fragment_vector_reader(s, to_fragments(m)), 110, compaction_mode::compaction);
+    auto c3 = co_await read_all(r);
+    co_await r.close();
+    BOOST_CHECK_EQUAL(count_of(c3, 2), 1u);
+    auto r2 = make_compacting_reader(make_fragment_vector_reader(s, to_fragments(m)), 111, compaction_mode::compaction);
+    auto c4 = co_await read_all(r2);
+    co_await r2.close();
+    BOOST_CHECK_EQUAL(count_of(c4, 2), 0u);
+
+    // An expiring cell is dead at its expiry instant, and the row with it.
+    mutation e(s, pkey(2));
+    deletable_row er;
+    er.cells.apply(0, atomic_cell::make_expiring(1, "v", 10, 50));
+    e.partition().apply_row(*s, ck(1), er);
+    BOOST_CHECK_EQUAL((co_await compact(e, compaction_mode::query, 49, 0)).size(), 3u);
+    BOOST_CHECK((co_await compact(e, compaction_mode::query, 50, 0)).empty());
+    // Compaction turns it into a tombstone from its write time (40) until
+    // gc_before passes 40.
+    auto ce = co_await compact(e, compaction_mode::compaction, 50, 40);
+    BOOST_REQUIRE_EQUAL(ce.size(), 3u);
+    auto& dead = std::get<atomic_cell>(*std::get<clustering_row>(ce[1]).cells.find(0));
+    BOOST_CHECK(dead == atomic_cell::make_dead(1, 40));
+    BOOST_CHECK((co_await compact(e, compaction_mode::compaction, 50, 41)).empty());
+
+    // A range tombstone deletes the rows it covers in both directions; a
+    // query shows neither it nor them, compaction keeps it alone.
+    mutation rt(s, pkey(3));
+    for (int k = 0; k < 5; ++k) {
+        rt.partition().apply_row(*s, ck(k), deletable_row{row_marker{2}, {}, {}});
+    }
+    rt.partition().apply_range_tombstone(position_in_partition::before_key(ck(1)), position_in_partition::after_key(ck(3)),
+                                         tombstone{2, 10});
+    for (bool reversed : {false, true}) {
+        auto rq = co_await compact(rt, compaction_mode::query, 20, 0, reversed);
+        BOOST_CHECK_EQUAL(count_of(rq, 2), 2u);
+        BOOST_CHECK_EQUAL(count_of(rq, 3), 0u);
+        auto rc = co_await compact(rt, compaction_mode::compaction, 20, 0, reversed);
+        BOOST_CHECK_EQUAL(count_of(rc, 2), 2u);
+        BOOST_CHECK_EQUAL(count_of(rc, 3), 2u);
+        auto rp = co_await compact(rt, compaction_mode::compaction, 20, 11, reversed);
+        BOOST_CHECK_EQUAL(count_of(rp, 3), 0u);
+    }
+
+    // Only a partition tombstone: nothing to query; compaction keeps the
+    // partition until the tombstone is purgeable.
+    mutation pt(s, pkey(4));
+    pt.partition().apply(tombstone{1, 10});
+    BOOST_CHECK((co_await compact(pt, compaction_mode::query, 20, 0)).empty());
+    BOOST_CHECK_EQUAL((co_await compact(pt, compaction_mode::compaction, 20, 10)).size(), 2u);
+    BOOST_CHECK((co_await compact(pt, compaction_mode::compaction, 20, 11)).empty());
+
+    // Clustering windows are refused.
+    auto w = make_compacting_reader(make_fragment_vector_reader(s, to_fragments(m)), 0, compaction_mode::query);
+    bool threw = false;
+    try {
+        co_await w.fast_forward_to(position_range::full());
+    } catch (const std::logic_error&) {
+        threw = true;
+    }
+    BOOST_CHECK(threw);
+    co_await w.close();
+}

@@ -18,8 +18,12 @@ enum class compaction_mode {
     // live cell, the static row's live cells. No tombstone of any kind is
     // emitted (partition_start carries none, no range_tombstone_change). A
     // partition with nothing live is not emitted at all; one with only a
-    // live static row is (Cassandra returns it as a row with null
-    // clustering columns).
+    // live static row is: Cassandra's SelectStatement.processPartition
+    // returns it as one row with null clustering and regular columns when
+    // the query selects whole partitions, and drops it when the query
+    // restricts clustering or regular columns
+    // (StatementRestrictions.returnStaticContentOnPartitionWithNoRows);
+    // that choice is the CQL layer's, which knows the restrictions.
     query,
     // What compaction writes (ScyllaDB's compact_for_compaction, Reef's
     // mutation_partition::purge): data a tombstone deletes is dropped, as

@@ -1,0 +1,77 @@
+// Loading an sstable's components. See components.hh.
+#include "sstables/components.hh"
+
+#include "sstables/checked_data_source.hh"
+#include "sstables/exceptions.hh"
+
+namespace reef::sstables {
+
+namespace {
+
+future<uint64_t> file_size(std::string path) {
+    auto f = co_await open_file_dma(path, open_flags::ro);
+    std::exception_ptr err;
+    uint64_t size = 0;
+    try {
+        size = co_await f.size();
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await f.close();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+    co_return size;
+}
+
+} // namespace
+
+future<sstable_components> load_components(descriptor d) {
+    sstable_components c;
+    c.desc = d;
+    c.listed = co_await read_or_discover_toc(d);
+    auto data_name = d.filename(component_type::data);
+    c.data_file_size = co_await file_size(data_name);
+    if (c.listed.has(component_type::compression_info)) {
+        auto name = d.filename(component_type::compression_info);
+        auto bytes = co_await read_small_file(name);
+        c.compression = std::make_shared<compression_info>(parse_compression_info(bytes, d.version, name, c.data_file_size));
+    } else if (c.listed.has(component_type::crc)) {
+        auto name = d.filename(component_type::crc);
+        auto bytes = co_await read_small_file(name);
+        c.crc = std::make_shared<crc_component>(parse_crc_component(bytes, name, c.data_file_size));
+    }
+    if (c.listed.has(component_type::filter)) {
+        auto name = d.filename(component_type::filter);
+        auto bytes = co_await read_small_file(name);
+        c.filter = parse_bloom_filter(bytes, d.version, name);
+    }
+    if (c.listed.has(component_type::digest)) {
+        auto name = d.filename(component_type::digest);
+        auto text = co_await read_small_file(name);
+        c.digest = parse_digest(text, name);
+    }
+    if (c.listed.has(component_type::summary)) {
+        auto name = d.filename(component_type::summary);
+        auto bytes = co_await read_small_file(name);
+        c.summary = parse_summary(bytes, name);
+    } else {
+        c.summary = co_await rebuild_summary(d.filename(component_type::index), d.version);
+        c.summary_rebuilt = true;
+    }
+    co_return c;
+}
+
+data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len) {
+    auto name = c.desc.filename(component_type::data);
+    if (c.compression) {
+        return make_compressed_data_source(std::move(data), std::move(name), c.compression, c.data_file_size, pos, len);
+    }
+    if (c.crc) {
+        return make_crc_checked_data_source(std::move(data), std::move(name), c.crc, c.data_file_size, pos, len);
+    }
+    uint64_t end = len > c.data_file_size - std::min(pos, c.data_file_size) ? c.data_file_size : pos + len;
+    return make_file_data_source(std::move(data), std::min(pos, end), end - std::min(pos, end));
+}
+
+} // namespace reef::sstables

@@ -3,6 +3,9 @@
 #include "mutation/counter.hh"
 #include "mutation/mutation.hh"
 #include "schema/types.hh"
+#include "sstables/compression_info.hh"
+#include "sstables/compressor.hh"
+#include "sstables/version.hh"
 #include "schema/value_format.hh"
 #include "test/lib/peer_corpus.hh"
 #include "test/lib/random_mutation.hh"
@@ -91,6 +94,68 @@ BOOST_AUTO_TEST_CASE(test_contexts_from_scylla_sstable) {
             auto self = merge_counter_contexts(value, value);
             BOOST_CHECK(self.source == counter_merge_source::left);
             BOOST_CHECK_EQUAL(hex(self.value), hex(value));
+        }
+    }
+}
+
+// ScyllaDB's test/resource/sstables/counter_test holds two-shard counters,
+// written (the comment over ScyllaDB's test_counter_read) by node 1:
+// c1 += 8, c2 -= 99, c1 += 3 at
+// (0, 0), c1 += 42 at (0, 1); node 2: c2 += 7, c1 += 2 at (0, 0), then
+// DELETE c1 at (0, 1). A select shows c1 = 13, c2 = -92 at (0, 0). The
+// Data.db is one LZ4 chunk; its live cells are the two 70-byte contexts
+// (two global shards each), found after their length vint (0x46).
+BOOST_AUTO_TEST_CASE(test_two_shard_contexts_from_scylla_sstable) {
+    auto corpus = require_peer_corpus();
+    if (!corpus) {
+        return;
+    }
+    for (std::string version : {"mc", "md", "me"}) {
+        BOOST_TEST_CONTEXT("version " << version) {
+            auto dir = *corpus / ("scylla_counter_test_" + version);
+            auto prefix = version + "-5-big-";
+            auto compressed = read_file(dir / (prefix + "Data.db"));
+            auto ci = sstables::parse_compression_info(read_file(dir / (prefix + "CompressionInfo.db")),
+                                                       *sstables::parse_version(version), prefix + "CompressionInfo.db",
+                                                       compressed.size());
+            // One chunk holds everything (ScyllaDB adds an empty one after it).
+            BOOST_REQUIRE_GE(ci.chunk_offsets.size(), 1u);
+            BOOST_REQUIRE_EQUAL(ci.uncompressed_chunk_length(0), ci.data_length);
+            std::string data(ci.data_length, '\0');
+            auto first = ci.chunk_offsets[0];
+            auto end = ci.chunk_offsets.size() > 1 ? ci.chunk_offsets[1] : compressed.size();
+            sstables::decompress_chunk(ci.algorithm, std::string_view(compressed).substr(first, end - first - 4),
+                                       data.data(), data.size(), prefix + "Data.db", first);
+            const std::string marker("\x46\x00\x02\x80\x00\x80\x01", 7);
+            std::vector<std::string_view> contexts;
+            for (size_t at = data.find(marker); at != std::string::npos; at = data.find(marker, at + 1)) {
+                BOOST_REQUIRE_LE(at + 1 + 70, data.size());
+                contexts.push_back(std::string_view(data).substr(at + 1, 70));
+            }
+            BOOST_REQUIRE_EQUAL(contexts.size(), 2u);
+            // expected.json prints each context's first 8 bytes as a long.
+            for (auto c : contexts) {
+                BOOST_CHECK_EQUAL(read_be<int64_t>(reinterpret_cast<const uint8_t*>(c.data())), 703689589359481);
+            }
+            auto c1 = counter_context::parse(contexts[0]);
+            auto c2 = counter_context::parse(contexts[1]);
+            BOOST_CHECK_EQUAL(c1.total(), 13);
+            BOOST_CHECK_EQUAL(c2.total(), -92);
+            BOOST_CHECK_EQUAL(counter_cql_literal(contexts[1]), "-92");
+            BOOST_REQUIRE_EQUAL(c1.shards().size(), 2u);
+            BOOST_REQUIRE_EQUAL(c2.shards().size(), 2u);
+            for (size_t i = 0; i < 2; ++i) {
+                BOOST_CHECK(c1.shards()[i].kind == counter_shard_kind::global);
+                // The same two nodes wrote both columns.
+                BOOST_CHECK(c1.shards()[i].id == c2.shards()[i].id);
+            }
+            BOOST_CHECK_EQUAL(hex(c1.serialize()), hex(contexts[0]));
+            BOOST_CHECK_EQUAL(hex(c2.serialize()), hex(contexts[1]));
+            // Each node's shard of c1 alone, merged back, is c1.
+            auto node_a = counter_context_builder().add(c1.shards()[0]).serialize();
+            auto node_b = counter_context_builder().add(c1.shards()[1]).serialize();
+            BOOST_CHECK_EQUAL(hex(merged(node_a, node_b)), hex(contexts[0]));
+            BOOST_CHECK(merge_counter_contexts(contexts[0], node_b).source == counter_merge_source::left);
         }
     }
 }

@@ -1,6 +1,7 @@
 // The reef binary: `reef <subcommand> [options]`. With no subcommand it will run
 // the node (the CQL server issue); until then it lists what it can do.
 #include "test/perf/perf.hh"
+#include "tools/sstable_tool.hh"
 
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,8 @@ struct subcommand {
 const subcommand subcommands[] = {
     {"perf-runtime", "benchmark of the shard runtime: coroutine calls, cross-shard calls, file reads",
      reef::perf::perf_runtime_main},
+    {"sstable", "tools for sstable files: dump-index, dump-summary, dump-compression-info (`reef sstable --help`)",
+     reef::tools::sstable_main},
 };
 
 void usage(FILE* out) {

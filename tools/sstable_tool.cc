@@ -1,0 +1,109 @@
+// The `reef sstable` verbs and their table. See sstable_tool.hh.
+#include "tools/sstable_tool.hh"
+
+#include "runtime/app.hh"
+#include "runtime/app_options.hh"
+#include "runtime/program_options.hh"
+#include "sstables/exceptions.hh"
+#include "sstables/version.hh"
+#include "tools/sstable_dump_components.hh"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string_view>
+
+namespace reef::tools {
+
+namespace {
+
+// A verb turns the sstables named on the command line into the text it prints.
+struct verb {
+    const char* name;
+    const char* help;
+    future<std::string> (*run)(std::vector<sstables::descriptor>);
+};
+
+const verb verbs[] = {
+    {"dump-index", "Index.db's entries (keys, Data.db positions, promoted indexes) as JSON", dump_index_json},
+    {"dump-summary", "Summary.db (or the summary rebuilt from Index.db when it is missing) as JSON", dump_summary_json},
+    {"dump-compression-info", "CompressionInfo.db (compressor, options, chunk length, chunk offsets) as JSON",
+     dump_compression_info_json},
+};
+
+void usage(FILE* out) {
+    std::fprintf(out, "usage: reef sstable <verb> [options] <sstable component path>...\n\nverbs:\n");
+    for (auto& v : verbs) {
+        std::fprintf(out, "  %-24s %s\n", v.name, v.help);
+    }
+    std::fprintf(out, "\n`reef sstable <verb> --help` lists a verb's options.\n");
+}
+
+} // namespace
+
+int sstable_main(int argc, char** argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    std::string_view name = argv[1];
+    if (name == "--help" || name == "-h" || name == "help") {
+        usage(stdout);
+        return 0;
+    }
+    const verb* v = nullptr;
+    for (auto& candidate : verbs) {
+        if (name == candidate.name) {
+            v = &candidate;
+        }
+    }
+    if (!v) {
+        std::fprintf(stderr, "reef sstable: unknown verb '%s'\n\n", argv[1]);
+        usage(stderr);
+        return 2;
+    }
+    program_options::options opts(fmt::format("reef sstable {}", v->name), v->help);
+    runtime_options rt;
+    rt.add(opts);
+    std::vector<std::string> paths;
+    opts.add_positional("sstable", "any component file of an sstable (e.g. me-1-big-Data.db)", &paths);
+    runtime_config cfg;
+    std::vector<sstables::descriptor> sstables;
+    try {
+        opts.parse(argc - 1, argv + 1);
+        if (opts.help_requested()) {
+            fmt::print("{}", opts.help());
+            return 0;
+        }
+        cfg = rt.to_config();
+        if (paths.empty()) {
+            throw std::invalid_argument("no sstable given");
+        }
+        for (auto& p : paths) {
+            sstables.push_back(sstables::descriptor::from_path(p));
+        }
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "reef sstable {}: {}\n", v->name, e.what());
+        return 2;
+    }
+    // One shard is plenty for reading a few files.
+    cfg.smp = 1;
+    cfg.pin_threads = false;
+    std::string out;
+    try {
+        int rc = run(cfg, [&]() -> future<int> {
+            out = co_await v->run(sstables);
+            co_return 0;
+        });
+        if (rc != 0) {
+            return rc;
+        }
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "reef sstable {}: {}\n", v->name, e.what());
+        return 1;
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+}
+
+} // namespace reef::tools

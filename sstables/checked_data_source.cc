@@ -13,7 +13,10 @@ namespace reef::sstables {
 namespace {
 
 // Serves [pos, end) of a stream cut into chunks of chunk_size bytes, loading (and checking) one chunk at a
-// time and keeping the last one, so that consecutive reads inside a chunk cost nothing.
+// time and keeping the last one, so that consecutive reads inside a chunk cost nothing. Chunks are read through
+// a file input stream with read-ahead over the stored bytes [pos, end) needs, so a sequential scan waits for
+// the disk only when the read-ahead has not kept up; a skip to a later chunk moves that stream (re-opening it
+// only for a long jump).
 class chunked_source : public data_source_impl {
 public:
     chunked_source(file f, std::string name, uint64_t chunk_size, uint64_t pos, uint64_t end)
@@ -46,9 +49,51 @@ public:
         return get();
     }
 
+    future<> close() override {
+        if (_stream_open) {
+            _stream_open = false;
+            co_await _stream.close();
+        }
+    }
+
 protected:
     // Chunk index's uncompressed bytes, checked.
     virtual future<temporary_buffer> load_chunk(uint64_t index) = 0;
+    // Where chunk index's stored bytes start and end in the file.
+    virtual std::pair<uint64_t, uint64_t> stored_extent(uint64_t index) const = 0;
+
+    // Chunk index's stored bytes, read through the read-ahead stream.
+    future<temporary_buffer> read_stored(uint64_t index) {
+        auto [start, stop] = stored_extent(index);
+        // Jumps of up to this many bytes are skipped over in the stream; longer ones re-open it there.
+        constexpr uint64_t max_skip = 256 * 1024;
+        if (_stream_open && (start < _stream_pos || start - _stream_pos > max_skip)) {
+            _stream_open = false;
+            co_await _stream.close();
+        }
+        if (!_stream_open) {
+            // Up to the end of the chunk holding the source's last byte: nothing past what the range needs.
+            uint64_t last = stored_extent((_end - 1) / _chunk_size).second;
+            file_input_stream_options opts;
+            opts.buffer_size = std::max<uint64_t>(64 * 1024, stop - start);
+            opts.read_ahead = 1;
+            _stream = make_file_input_stream(_file, start, last - start, opts);
+            _stream_open = true;
+            _stream_pos = start;
+        }
+        if (start > _stream_pos) {
+            co_await _stream.skip(start - _stream_pos);
+            _stream_pos = start;
+        }
+        auto raw = co_await _stream.read_exactly(stop - start);
+        _stream_pos += raw.size();
+        if (raw.size() != stop - start) {
+            throw malformed_sstable_exception(_name, start + raw.size(),
+                                              fmt::format("expected chunk {} to end at {}, but the file ends first",
+                                                          index, stop));
+        }
+        co_return raw;
+    }
 
     file _file;
     std::string _name;
@@ -60,6 +105,9 @@ private:
     temporary_buffer _chunk;
     uint64_t _chunk_index = 0;
     bool _chunk_loaded = false;
+    input_stream _stream;
+    bool _stream_open = false;
+    uint64_t _stream_pos = 0;  // file offset of the stream's next byte
 };
 
 std::string crc_mismatch(uint64_t index, uint32_t stored, uint32_t computed) {
@@ -74,16 +122,21 @@ public:
           _compressed_size(compressed_size) {}
 
 protected:
+    std::pair<uint64_t, uint64_t> stored_extent(uint64_t index) const override {
+        uint64_t off = _ci->chunk_offsets[index];
+        uint64_t stop = index + 1 < _ci->chunk_count() ? _ci->chunk_offsets[index + 1] : _compressed_size;
+        return {off, stop};
+    }
+
     future<temporary_buffer> load_chunk(uint64_t index) override {
         if (index >= _ci->chunk_count()) {
             throw malformed_sstable_exception(_name, "expected a chunk " + std::to_string(index) + ", but CompressionInfo.db lists " +
                                                          std::to_string(_ci->chunk_count()));
         }
-        uint64_t off = _ci->chunk_offsets[index];
-        uint64_t stop = index + 1 < _ci->chunk_count() ? _ci->chunk_offsets[index + 1] : _compressed_size;
+        auto [off, stop] = stored_extent(index);
         // parse_compression_info guaranteed stop - off >= 5.
         uint64_t stored_len = stop - off - 4;
-        auto raw = co_await _file.dma_read_exactly(off, stop - off);
+        auto raw = co_await read_stored(index);
         uint32_t stored = utils::read_be_unchecked<uint32_t>(raw.get() + stored_len);
         uint32_t computed = utils::crc32(std::span<const char>(raw.get(), stored_len));
         if (stored != computed) {
@@ -117,17 +170,21 @@ public:
           _data_size(data_size) {}
 
 protected:
+    std::pair<uint64_t, uint64_t> stored_extent(uint64_t index) const override {
+        uint64_t off = index * _crc->chunk_size;
+        return {off, std::min<uint64_t>(off + _crc->chunk_size, _data_size)};
+    }
+
     future<temporary_buffer> load_chunk(uint64_t index) override {
         if (index >= _crc->checksums.size()) {
             throw malformed_sstable_exception(_name, "expected a checksum for chunk " + std::to_string(index) +
                                                          ", but CRC.db has " + std::to_string(_crc->checksums.size()));
         }
-        uint64_t off = index * _crc->chunk_size;
-        uint64_t len = std::min<uint64_t>(_crc->chunk_size, _data_size - off);
-        auto raw = co_await _file.dma_read_exactly(off, len);
+        auto raw = co_await read_stored(index);
         uint32_t computed = utils::crc32(std::span<const char>(raw.get(), raw.size()));
         if (computed != _crc->checksums[index]) {
-            throw malformed_sstable_exception(_name, off, crc_mismatch(index, _crc->checksums[index], computed));
+            throw malformed_sstable_exception(_name, stored_extent(index).first,
+                                              crc_mismatch(index, _crc->checksums[index], computed));
         }
         co_return raw;
     }

@@ -1,6 +1,7 @@
 // Data.db as a stream of checked bytes: a compressed Data.db decompressed chunk by chunk, and an uncompressed one
 // read chunk by chunk against CRC.db; every chunk's CRC32 is checked (always: Cassandra's crc_check_chance is
-// ignored). Positions are in the uncompressed stream; skip() jumps to the chunk that holds the target.
+// ignored). Positions are in the uncompressed stream; skip() jumps to the chunk that holds the target. Stored
+// bytes are read with read-ahead, but never past the chunk that holds the range's last byte.
 #pragma once
 
 #include "runtime/file.hh"

@@ -1,4 +1,4 @@
-// Merging several readers into one stream. See combined_reader.hh.
+// Merging several readers into one stream, skipping what newer tombstones delete. See combined_reader.hh.
 #include "reader/combined_reader.hh"
 
 #include "mutation/mutation_partition.hh"
@@ -12,6 +12,10 @@ namespace reef {
 
 namespace {
 
+// How far the skip looks ahead in the source whose tombstone covers
+// another, for the tombstone's end, before it skips part of the way.
+constexpr size_t max_lookahead = 128;
+
 // A fragment taken from a source but not merged yet, with its position.
 struct pending_fragment {
     mutation_fragment fragment;
@@ -22,15 +26,28 @@ struct source_state {
     mutation_reader reader;
     api::timestamp_type max_timestamp;
     // Taken from the reader, in stream order, not merged yet: the head of
-    // the source, and more when the merge looked ahead in it.
+    // the source, and more when the skip looked ahead in it.
     std::deque<pending_fragment> pending;
     // Its current partition is the one being merged.
     bool in_partition = false;
-    // Nothing more from it in the current window (or, between partitions,
-    // in the current partition range).
+    // Nothing more from it in the current window (between partitions: in
+    // the current partition range).
     bool exhausted = false;
     // The range tombstone it has in force at the merge position.
     tombstone tomb;
+    // Where its reader was last positioned (window start or skip target):
+    // whatever it produces next is at or after it.
+    position_in_partition floor = position_in_partition::before_all_clustered_rows();
+    // The merge's tombstone epoch at which it was last found not to need a
+    // skip (so it is not looked at again until some tombstone changes).
+    uint64_t checked_epoch = 0;
+};
+
+// Work the synchronous merge cannot do itself.
+struct action {
+    enum class kind { none, fill, forward, end_window } what = kind::none;
+    source_state* src = nullptr;
+    std::optional<position_in_partition> target;  // forward: the new window start
 };
 
 class combined_reader final : public mutation_reader_impl {
@@ -41,7 +58,7 @@ public:
           _stats(stats ? stats : &_own_stats) {
         _sources.reserve(sources.size());
         for (auto& src : sources) {
-            _sources.push_back(source_state{std::move(src.reader), src.max_timestamp, {}, false, false, {}});
+            _sources.push_back(source_state{std::move(src.reader), src.max_timestamp});
         }
     }
 
@@ -54,9 +71,23 @@ public:
             case state::before_window:
                 _end_of_stream = true;  // until the user opens a window
                 break;
-            case state::in_window:
-                co_await merge_position();
+            case state::in_window: {
+                auto a = merge();
+                switch (a.what) {
+                case action::kind::none:
+                    break;
+                case action::kind::fill:
+                    co_await a.src->reader.fill_buffer();
+                    break;
+                case action::kind::forward:
+                    co_await forward(*a.src, *a.target);
+                    break;
+                case action::kind::end_window:
+                    co_await end_window();
+                    break;
+                }
                 break;
+            }
             }
         }
     }
@@ -98,51 +129,59 @@ public:
 
 private:
     enum class state { between_partitions, before_window, in_window };
+    enum class head_state { ready, none, need_fill };
 
-    [[noreturn]] void source_error(size_t i, const mutation_fragment& f, const char* where) const {
+    [[noreturn]] void source_error(const source_state& src, const mutation_fragment& f, const char* where) const {
         throw std::logic_error(fmt::format("combined reader: source {} produced {} {} (sources must be forwarding readers)",
-                                           i, kind_name(f), where));
+                                           &src - _sources.data(), kind_name(f), where));
     }
 
-    // Makes sure src has a head in pending unless it has nothing more now;
-    // returns whether it has one.
-    future<bool> fetch(source_state& src) {
-        if (!src.pending.empty()) {
-            co_return true;
-        }
-        co_return co_await fetch_more(src);
-    }
-
-    // Takes one more fragment from the reader into pending.
-    future<bool> fetch_more(source_state& src) {
-        if (src.exhausted) {
-            co_return false;
-        }
-        while (src.reader.is_buffer_empty()) {
-            if (src.reader.is_end_of_stream()) {
-                src.exhausted = true;
-                co_return false;
-            }
-            co_await src.reader.fill_buffer();
-        }
+    // Takes the reader's next buffered fragment into pending.
+    static void take(source_state& src) {
         auto f = src.reader.pop_mutation_fragment();
         auto pos = position_of(f);
         src.pending.push_back(pending_fragment{std::move(f), std::move(pos)});
-        co_return true;
+    }
+
+    // Whether src has a head in pending (taking one from its buffer if
+    // needed), has nothing more now, or must fill its buffer first.
+    static head_state head(source_state& src) {
+        if (!src.pending.empty()) {
+            return head_state::ready;
+        }
+        if (src.exhausted) {
+            return head_state::none;
+        }
+        if (!src.reader.is_buffer_empty()) {
+            take(src);
+            return head_state::ready;
+        }
+        if (src.reader.is_end_of_stream()) {
+            src.exhausted = true;
+            return head_state::none;
+        }
+        return head_state::need_fill;
+    }
+
+    static future<bool> fetch(source_state& src) {
+        head_state h;
+        while ((h = head(src)) == head_state::need_fill) {
+            co_await src.reader.fill_buffer();
+        }
+        co_return h == head_state::ready;
     }
 
     // Reads each source's next partition_start, emits the smallest key's
     // merged partition_start and static row, and opens the window.
     future<> start_partition() {
         const dht::decorated_key* key = nullptr;
-        for (size_t i = 0; i < _sources.size(); ++i) {
-            auto& src = _sources[i];
+        for (auto& src : _sources) {
             if (!co_await fetch(src)) {
                 continue;
             }
             auto* ps = std::get_if<partition_start>(&src.pending.front().fragment);
             if (!ps) {
-                source_error(i, src.pending.front().fragment, "between partitions");
+                source_error(src, src.pending.front().fragment, "between partitions");
             }
             if (!key || ps->key < *key) {
                 key = &ps->key;
@@ -164,15 +203,12 @@ private:
                 src.pending.pop_front();
             }
         }
-        if (_skip_enabled) {
-            co_await skip_partition_if_covered(merged.partition_tombstone);
-        }
+        co_await skip_partition_if_covered(merged.partition_tombstone);
         push(std::move(merged));
         // A forwarding source's stream stops after the static row until a
         // window opens.
         std::optional<row> static_cells;
-        for (size_t i = 0; i < _sources.size(); ++i) {
-            auto& src = _sources[i];
+        for (auto& src : _sources) {
             if (!src.in_partition) {
                 continue;
             }
@@ -180,7 +216,7 @@ private:
                 auto& f = src.pending.front().fragment;
                 auto* sr = std::get_if<static_row>(&f);
                 if (!sr) {
-                    source_error(i, f, "before a clustering window was opened");
+                    source_error(src, f, "before a clustering window was opened");
                 }
                 if (!static_cells) {
                     static_cells = std::move(sr->cells);
@@ -200,7 +236,8 @@ private:
     }
 
     // A partition tombstone newer than everything a source has deletes all
-    // of the source's partition: it leaves the partition unread.
+    // of the source's partition, static row included: the source leaves
+    // the partition unread.
     future<> skip_partition_if_covered(const tombstone& t) {
         for (auto& src : _sources) {
             if (src.in_partition && t.timestamp > src.max_timestamp) {
@@ -217,6 +254,8 @@ private:
     future<> open_window(position_range w) {
         _window_end = w.end;
         _emitted = {};
+        _unflushed.reset();
+        ++_epoch;
         for (auto& src : _sources) {
             if (!src.in_partition) {
                 continue;
@@ -226,9 +265,10 @@ private:
             src.pending.clear();
             src.exhausted = false;
             src.tomb = {};
+            src.floor = w.start;
+            src.checked_epoch = 0;
         }
         _state = state::in_window;
-        _check_skips = true;
     }
 
     // Ends the partition in every source that is in it.
@@ -245,61 +285,82 @@ private:
         _state = state::between_partitions;
     }
 
-    // Emits the merge of everything the sources have at the smallest
-    // position ahead, or ends the window.
-    future<> merge_position() {
-        if (_skip_enabled) {
-            co_await skip_covered();
-        }
-        const position_in_partition* min = nullptr;
-        for (size_t i = 0; i < _sources.size(); ++i) {
-            auto& src = _sources[i];
-            if (!src.in_partition || !co_await fetch(src)) {
-                continue;
+    // Merges positions until the buffer is full or something asynchronous
+    // is needed. Changes at one position are collected (a source may have
+    // several there, and a fill may come in between) and the output's
+    // change is emitted once the merge has moved past that position.
+    action merge() {
+        while (!is_buffer_full()) {
+            if (auto a = settle_skips(); a.what != action::kind::none) {
+                return a;
             }
-            auto& head = src.pending.front();
-            if (head.position.region() != partition_region::clustered) {
-                source_error(i, head.fragment, "inside a clustering window");
-            }
-            if (!min || _cmp(head.position, *min) < 0) {
-                min = &head.position;
-            }
-        }
-        if (!min) {
-            co_await end_window();
-            co_return;
-        }
-        auto pos = *min;
-        if (pos.is_clustering_row()) {
-            std::optional<clustering_row> merged;
+            pending_fragment* min = nullptr;
             for (auto& src : _sources) {
-                if (!src.in_partition || src.pending.empty() || _cmp(src.pending.front().position, pos) != 0) {
+                if (!src.in_partition) {
                     continue;
                 }
-                auto& r = std::get<clustering_row>(src.pending.front().fragment);
-                if (!merged) {
-                    merged = std::move(r);
-                } else {
-                    apply_row_marker(merged->marker, r.marker);
-                    merged->row_tombstone.apply(r.row_tombstone);
-                    apply_cells(merged->cells, r.cells, _schema->regular_columns());
+                auto h = head(src);
+                if (h == head_state::need_fill) {
+                    return {action::kind::fill, &src, {}};
                 }
-                src.pending.pop_front();
+                if (h == head_state::none) {
+                    continue;
+                }
+                auto& hd = src.pending.front();
+                if (hd.position.region() != partition_region::clustered) {
+                    source_error(src, hd.fragment, "inside a clustering window");
+                }
+                if (!min || _cmp(hd.position, min->position) < 0) {
+                    min = &hd;
+                }
             }
-            push(std::move(*merged));
-            co_return;
-        }
-        // Changes: a source may have several at one position; the output
-        // gets one, if the winner changed.
-        for (auto& src : _sources) {
-            if (!src.in_partition) {
+            if (_unflushed && (!min || _cmp(min->position, *_unflushed) > 0)) {
+                flush_change();
                 continue;
             }
-            while (co_await fetch(src) && _cmp(src.pending.front().position, pos) == 0) {
-                src.tomb = std::get<range_tombstone_change>(src.pending.front().fragment).tomb;
-                src.pending.pop_front();
+            if (!min) {
+                return {action::kind::end_window, nullptr, {}};
+            }
+            auto pos = min->position;
+            if (pos.is_clustering_row()) {
+                merge_rows(pos);
+                continue;
+            }
+            for (auto& src : _sources) {
+                if (src.in_partition && !src.pending.empty() && _cmp(src.pending.front().position, pos) == 0) {
+                    src.tomb = std::get<range_tombstone_change>(src.pending.front().fragment).tomb;
+                    src.pending.pop_front();
+                }
+            }
+            if (!_unflushed) {
+                _unflushed = std::move(pos);
             }
         }
+        return {};
+    }
+
+    void merge_rows(const position_in_partition& pos) {
+        std::optional<clustering_row> merged;
+        for (auto& src : _sources) {
+            if (!src.in_partition || src.pending.empty() || _cmp(src.pending.front().position, pos) != 0) {
+                continue;
+            }
+            auto& r = std::get<clustering_row>(src.pending.front().fragment);
+            if (!merged) {
+                merged = std::move(r);
+            } else {
+                apply_row_marker(merged->marker, r.marker);
+                merged->row_tombstone.apply(r.row_tombstone);
+                apply_cells(merged->cells, r.cells, _schema->regular_columns());
+            }
+            src.pending.pop_front();
+        }
+        push(std::move(*merged));
+    }
+
+    // The merge is past the position of the last changes: the output gets
+    // one change there if the winning tombstone changed.
+    void flush_change() {
         tombstone winner;
         for (auto& src : _sources) {
             if (src.in_partition) {
@@ -307,10 +368,155 @@ private:
             }
         }
         if (winner != _emitted) {
-            push(range_tombstone_change{std::move(pos), winner});
+            push(range_tombstone_change{std::move(*_unflushed), winner});
             _emitted = winner;
         }
-        _check_skips = true;
+        _unflushed.reset();
+        ++_epoch;
+    }
+
+    // Where the tombstones of `a` stop deleting everything written at or
+    // before ts: its first pending change to a tombstone not newer than ts.
+    struct cover_end {
+        action need;                                 // a fill of `a` must come first
+        std::optional<position_in_partition> end;    // nothing: up to the window's end
+    };
+    cover_end find_cover_end(source_state& a, api::timestamp_type ts) {
+        for (size_t i = 0;; ++i) {
+            if (i == a.pending.size()) {
+                if (i >= max_lookahead) {
+                    // Too far to look: skip up to what was seen, which the
+                    // tombstone covers all of.
+                    auto& last = a.pending.back();
+                    if (auto* r = std::get_if<clustering_row>(&last.fragment)) {
+                        return {{}, position_in_partition::after_key(r->key)};
+                    }
+                    return {{}, last.position};
+                }
+                if (a.exhausted) {
+                    return {};
+                }
+                if (!a.reader.is_buffer_empty()) {
+                    take(a);
+                } else if (a.reader.is_end_of_stream()) {
+                    a.exhausted = true;
+                    return {};
+                } else {
+                    return {{action::kind::fill, &a, {}}, {}};
+                }
+            }
+            auto& p = a.pending[i];
+            auto* rtc = std::get_if<range_tombstone_change>(&p.fragment);
+            if (rtc && rtc->tomb.timestamp <= ts) {
+                return {{}, p.position};
+            }
+        }
+    }
+
+    // The skip: a source whose data another source's range tombstone in
+    // force deletes (strictly newer than its max timestamp) drops what it
+    // has buffered there and is fast-forwarded to where the cover ends.
+    action settle_skips() {
+        for (auto& b : _sources) {
+            if (!b.in_partition || b.exhausted || (b.checked_epoch == _epoch && !b.pending.empty())) {
+                continue;
+            }
+            bool covered = false;
+            for (auto& a : _sources) {
+                if (&a != &b && a.in_partition && a.tomb.timestamp > b.max_timestamp) {
+                    covered = true;
+                    break;
+                }
+            }
+            if (!covered) {
+                b.checked_epoch = _epoch;
+                continue;
+            }
+            // Every covering source covers from here; the cover ends where
+            // the last of them stops.
+            std::optional<position_in_partition> end;
+            bool to_window_end = false;
+            for (auto& a : _sources) {
+                if (&a == &b || !a.in_partition || a.tomb.timestamp <= b.max_timestamp) {
+                    continue;
+                }
+                auto c = find_cover_end(a, b.max_timestamp);
+                if (c.need.what != action::kind::none) {
+                    return c.need;
+                }
+                if (!c.end) {
+                    to_window_end = true;
+                    break;
+                }
+                if (!end || _cmp(*end, *c.end) < 0) {
+                    end = std::move(c.end);
+                }
+            }
+            if (to_window_end) {
+                end.reset();
+            } else {
+                auto& next = b.pending.empty() ? b.floor : b.pending.front().position;
+                if (_cmp(*end, next) <= 0) {
+                    b.checked_epoch = _epoch;  // already there
+                    continue;
+                }
+            }
+            if (auto a = skip(b, end); a.what != action::kind::none) {
+                return a;
+            }
+            b.checked_epoch = _epoch;
+        }
+        return {};
+    }
+
+    // Drops what b has taken or buffered before target (nothing: the
+    // window's end); returns the fast-forward needed to go further.
+    action skip(source_state& b, std::optional<position_in_partition>& target) {
+        auto before_target = [&](const position_in_partition& p) { return !target || _cmp(p, *target) < 0; };
+        auto drop = [&](const mutation_fragment& f) {
+            // What b has in force where it resumes is its own last change.
+            if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
+                b.tomb = rtc->tomb;
+            }
+            ++_stats->covered_fragments_dropped;
+        };
+        while (!b.pending.empty() && before_target(b.pending.front().position)) {
+            drop(b.pending.front().fragment);
+            b.pending.pop_front();
+        }
+        if (!b.pending.empty()) {
+            return {};
+        }
+        while (!b.reader.is_buffer_empty()) {
+            take(b);
+            if (!before_target(b.pending.front().position)) {
+                return {};
+            }
+            drop(b.pending.front().fragment);
+            b.pending.pop_front();
+        }
+        if (b.reader.is_end_of_stream()) {
+            b.exhausted = true;
+            return {};
+        }
+        if (!target || _cmp(*target, _window_end) >= 0) {
+            // Deleted up to the window's end: the window is over for b.
+            b.exhausted = true;
+            b.tomb = {};
+            ++_stats->range_skips;
+            return {};
+        }
+        return {action::kind::forward, &b, std::move(target)};
+    }
+
+    // Moves b's window start to target; b emits there the tombstone it has
+    // in force.
+    future<> forward(source_state& b, const position_in_partition& target) {
+        position_range w{target, _window_end};
+        co_await b.reader.fast_forward_to(std::move(w));
+        b.floor = target;
+        b.tomb = {};
+        ++_stats->range_skips;
     }
 
     future<> end_window() {
@@ -329,8 +535,6 @@ private:
         co_await leave_partition();
     }
 
-    future<> skip_covered() { co_return; }
-
     std::vector<source_state> _sources;
     position_in_partition_comparator _cmp;
     bool _forwarding;
@@ -338,9 +542,9 @@ private:
     combined_reader_stats* _stats;
     state _state = state::between_partitions;
     position_in_partition _window_end = position_in_partition::after_all_clustered_rows();
-    tombstone _emitted;  // the range tombstone in force in the output
-    bool _skip_enabled = false;
-    bool _check_skips = false;  // a source's tombstone changed since the last look for skips
+    tombstone _emitted;                                  // the range tombstone in force in the output
+    std::optional<position_in_partition> _unflushed;     // where changes were taken but not yet emitted
+    uint64_t _epoch = 1;                                 // counts changes of the sources' tombstones
 };
 
 } // namespace

@@ -54,7 +54,6 @@ struct combined_reader_stats {
 // position the range tombstone in force is the superseding one of those the
 // sources have in force (a change is emitted only when it changes).
 //
-// (Not enabled yet: the skip below is written up but off until its tests land.)
 // The skip: when a source A has a tombstone in force (a range tombstone,
 // or its partition tombstone) whose timestamp is strictly greater than
 // source B's max_timestamp, everything B holds under it is deleted, so B is

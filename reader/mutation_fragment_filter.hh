@@ -43,6 +43,10 @@ public:
     // Returns false once the fragment is past the last range: the caller may
     // skip the rest of the partition, and must then call finish().
     bool consume(mutation_fragment f, std::vector<mutation_fragment>& out);
+    // The tombstone the input has in force before the next fragment: for a
+    // reader that starts filtering in the middle of a partition (a window
+    // opened after fragments it has passed).
+    void set_tombstone_in_force(tombstone t) noexcept { _in_force = t; }
     // Closes the partition: emits what ends an open range tombstone, then
     // nothing more; the caller emits partition_end itself.
     void finish(std::vector<mutation_fragment>& out);

@@ -3,6 +3,7 @@
 
 #include "reader/mutation_fragment_filter.hh"
 
+#include <algorithm>
 #include <fmt/core.h>
 #include <stdexcept>
 
@@ -62,9 +63,11 @@ namespace {
 class fragment_vector_reader final : public mutation_reader_impl {
 public:
     fragment_vector_reader(schema_ptr s, std::vector<mutation_fragment> fragments, dht::partition_range range,
-                           streamed_forwarding fwd, bool reversed)
+                           streamed_forwarding fwd, bool reversed, size_t buffer_fragments)
         : mutation_reader_impl(std::move(s)), _fragments(std::move(fragments)), _range(std::move(range)),
-          _forwarding(fwd == streamed_forwarding::yes), _reversed(reversed) {}
+          _forwarding(fwd == streamed_forwarding::yes), _reversed(reversed) {
+        _max_buffer_fragments = std::max<size_t>(buffer_fragments, 1);
+    }
 
     future<> fill_buffer() override {
         while (!is_buffer_full() && !_end_of_stream) {
@@ -155,12 +158,13 @@ public:
             co_return;
         }
         _window.emplace(*_schema, clustering_ranges{std::move(pr)}, _reversed);
-        // The tombstone in force where the window opens comes from the
-        // changes before it; replay them into the filter without output.
-        std::vector<mutation_fragment> ignored;
-        for (size_t j = _partition_first; j < _i; ++j) {
-            if (std::holds_alternative<range_tombstone_change>(_fragments[j])) {
-                _window->consume(_fragments[j], ignored);
+        // The tombstone in force where the window opens is the last change
+        // passed. (Not replayed through the filter: a change passed at the
+        // window's start would count as already emitted there.)
+        for (size_t j = _i; j-- > _partition_first;) {
+            if (auto* rtc = std::get_if<range_tombstone_change>(&_fragments[j])) {
+                _window->set_tombstone_in_force(rtc->tomb);
+                break;
             }
         }
         co_return;
@@ -223,12 +227,13 @@ std::vector<mutation_fragment> slice_fragments(const schema& s, std::vector<muta
 
 mutation_reader make_fragment_vector_reader(schema_ptr s, std::vector<mutation_fragment> fragments,
                                             dht::partition_range range, streamed_forwarding fwd, bool reversed,
-                                            const std::optional<clustering_ranges>& slice) {
+                                            const std::optional<clustering_ranges>& slice, size_t buffer_fragments) {
     if (slice) {
         fragments = slice_fragments(*s, std::move(fragments), *slice, reversed);
     }
     return mutation_reader(
-        std::make_unique<fragment_vector_reader>(std::move(s), std::move(fragments), std::move(range), fwd, reversed));
+        std::make_unique<fragment_vector_reader>(std::move(s), std::move(fragments), std::move(range), fwd, reversed,
+                                                                            buffer_fragments));
 }
 
 } // namespace reef

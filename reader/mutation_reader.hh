@@ -93,10 +93,13 @@ private:
 // `reversed`: the fragments are a reversed stream (windows come in its
 // order). `slice`: only these clustering ranges (in the stream's order, see
 // position_range.hh) are produced, clipped as mutation_fragment_filter does.
+// `buffer_fragments`: how many fragments a fill produces at most (small
+// buffers make a consumer fill, and skip, as it would over a large source).
 mutation_reader make_fragment_vector_reader(schema_ptr s, std::vector<mutation_fragment> fragments,
                                             dht::partition_range range = dht::partition_range::full(),
                                             streamed_forwarding fwd = streamed_forwarding::no, bool reversed = false,
-                                            const std::optional<clustering_ranges>& slice = std::nullopt);
+                                            const std::optional<clustering_ranges>& slice = std::nullopt,
+                                            size_t buffer_fragments = 128);
 
 // Reads everything the reader produces (until end of stream).
 future<std::vector<mutation_fragment>> read_all(mutation_reader& r);

@@ -1,0 +1,101 @@
+// memtable: one table's recent writes on one shard, partitions by (token, key), each a merged
+// mutation_partition; counts the bytes it holds and the timestamps it has seen. Read with make_memtable_reader.
+#pragma once
+
+#include "mutation/mutation.hh"
+#include "mutation/partition_range.hh"
+#include "mutation/token.hh"
+#include "schema/schema.hh"
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+
+namespace reef {
+
+// A partition range's start, for looking partitions up in the memtable's
+// map by range (a key sorts before it when the range starts after the key).
+struct partition_range_start {
+    const dht::partition_range* range;
+};
+
+// Orders partitions by (token, key bytes); also compares keys with a range's
+// start, so that lower_bound(range) finds the range's first partition.
+struct partition_key_less {
+    using is_transparent = void;
+    bool operator()(const dht::decorated_key& a, const dht::decorated_key& b) const noexcept { return a < b; }
+    bool operator()(const dht::decorated_key& k, const partition_range_start& r) const noexcept { return r.range->before(k); }
+    bool operator()(const partition_range_start& r, const dht::decorated_key& k) const noexcept { return !r.range->before(k); }
+};
+
+// One per table per shard, used from its shard only (no locking). Writes
+// merge by mutation_partition::apply, so applying the same mutations in
+// any order gives the same contents. Partitions and rows are never removed
+// (a flush replaces the whole memtable), which is what lets readers keep
+// map iterators across applies.
+class memtable {
+public:
+    using partitions_type = std::map<dht::decorated_key, mutation_partition, partition_key_less>;
+
+    explicit memtable(schema_ptr s);
+    memtable(const memtable&) = delete;
+    memtable& operator=(const memtable&) = delete;
+
+    const schema_ptr& schema() const noexcept { return _schema; }
+
+    // Merges m into its partition (created if missing). Throws
+    // std::invalid_argument when m belongs to another table.
+    void apply(const mutation& m);
+
+    // Bytes held, kept up to date by apply(): for each partition its map
+    // node, its key's heap bytes, the static row, the range tombstone list
+    // (vector capacity and bound keys); for each row its map node, its
+    // clustering key (component vector and bytes), its cells (cell vector
+    // capacity, values stored out of line, collection element vectors and
+    // paths); each heap block also counts an estimated malloc overhead
+    // (memory_accounting in memtable.cc). What it leaves out: the map
+    // headers and this object, a few hundred bytes per memtable. A flush
+    // threshold can compare it with the shard's memory budget;
+    // perf-memtable prints it next to the allocator's own count.
+    size_t occupancy() const noexcept { return _occupancy; }
+    // The same figure recomputed from the contents (tests check that
+    // apply() keeps occupancy() equal to it).
+    size_t compute_occupancy() const;
+
+    size_t partition_count() const noexcept { return _partitions.size(); }
+    bool empty() const noexcept { return _partitions.empty(); }
+
+    // The least and greatest write timestamps of everything applied: cells
+    // (live, expiring, dead, collection elements), row markers, and every
+    // tombstone (partition, row, range, collection). max_timestamp() lets a
+    // combined reader know that a range tombstone newer than it deletes
+    // everything here. Empty memtable: min is the greatest timestamp and max
+    // is api::missing_timestamp.
+    api::timestamp_type min_timestamp() const noexcept { return _min_timestamp; }
+    api::timestamp_type max_timestamp() const noexcept { return _max_timestamp; }
+
+    // Bumped by every apply(): a reader that kept positions across a
+    // suspension re-seeks when it changed.
+    uint64_t generation() const noexcept { return _generation; }
+
+    const partitions_type& partitions() const noexcept { return _partitions; }
+    // The first partition that is not before the range's start (it may be
+    // after the range's end).
+    partitions_type::const_iterator lower_bound(const dht::partition_range& pr) const {
+        return _partitions.lower_bound(partition_range_start{&pr});
+    }
+
+private:
+    void note_timestamps(const mutation_partition& p) noexcept;
+    void note_timestamp(api::timestamp_type ts) noexcept;
+
+    schema_ptr _schema;
+    partitions_type _partitions;
+    size_t _occupancy = 0;
+    api::timestamp_type _min_timestamp = std::numeric_limits<api::timestamp_type>::max();
+    api::timestamp_type _max_timestamp = api::missing_timestamp;
+    uint64_t _generation = 0;
+};
+
+} // namespace reef

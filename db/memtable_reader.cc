@@ -1,0 +1,457 @@
+// The memtable reader: walks the partition map, and in each partition merges the row map with the
+// range tombstone list by position, through a mutation_fragment_filter. See memtable_reader.hh.
+#include "db/memtable_reader.hh"
+
+#include "reader/mutation_fragment_filter.hh"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace reef {
+
+namespace {
+
+using rows_type = mutation_partition::rows_type;
+
+// The read's order over positions, and rows' keys compared with positions
+// without building a position for each row (which would copy the key).
+class stream_order {
+public:
+    stream_order(const schema& s, bool reversed) : _ck(s), _pos(s, reversed), _reversed(reversed) {}
+
+    int operator()(const position_in_partition& a, const position_in_partition& b) const { return _pos(a, b); }
+
+    // position_in_partition_comparator(for_key(k), p), spelled out for a key.
+    int key_vs(const clustering_key_prefix& k, const position_in_partition& p) const {
+        switch (p.region()) {
+        case partition_region::partition_start:
+        case partition_region::static_row: return 1;
+        case partition_region::partition_end: return -1;
+        case partition_region::clustered: break;
+        }
+        if (int c = _ck.compare_common(k, p.key())) {
+            return _reversed ? -c : c;
+        }
+        size_t la = k.size(), lb = p.key().size();
+        int wb = int(p.weight());
+        if (la == lb) {
+            return wb > 0 ? -1 : wb < 0 ? 1 : 0;
+        }
+        // As in the comparator: forward, a shorter prefix sits before the
+        // keys it covers unless it is "after all prefixed"; reversed, only
+        // when it is "before all prefixed".
+        auto shorter_first = [this](int w) { return _reversed ? w < 0 : w <= 0; };
+        if (la < lb) {
+            return shorter_first(0) ? -1 : 1;
+        }
+        return shorter_first(wb) ? 1 : -1;
+    }
+
+private:
+    clustering_comparator _ck;
+    position_in_partition_comparator _pos;
+    bool _reversed;
+};
+
+// A partition's range tombstones as a function of the stream position:
+// which tombstone is in force there, and where it next changes. Every
+// question is a binary search on the list as it is now, so nothing is held
+// across a suspension (apply() rebuilds the list's vector).
+//
+// Forward, range [s, e) is in force at q when s <= q < e. Reversed, the
+// stream carries it as [e.reversed(), s.reversed()); for q = f.reversed()
+// that is s < f <= e in forward terms, which is how it is searched.
+class range_tombstone_view {
+public:
+    range_tombstone_view(const range_tombstone_list& l, const schema& s, bool reversed)
+        : _list(l), _fwd(s), _reversed(reversed) {}
+
+    // The tombstone in force from stream position q on.
+    tombstone value_at(const position_in_partition& q) const {
+        auto& v = _list.ranges();
+        if (v.empty()) {
+            return {};
+        }
+        if (!_reversed) {
+            auto j = std::partition_point(v.begin(), v.end(), [&](auto& e) { return _fwd(e.end, q) <= 0; });
+            return j != v.end() && _fwd(j->start, q) <= 0 ? j->tomb : tombstone{};
+        }
+        auto f = q.reversed();
+        auto j = std::partition_point(v.begin(), v.end(), [&](auto& e) { return _fwd(e.start, f) < 0; });
+        return j != v.begin() && _fwd(f, std::prev(j)->end) <= 0 ? std::prev(j)->tomb : tombstone{};
+    }
+
+    // The tombstone in force just before stream position q.
+    tombstone value_before(const position_in_partition& q) const {
+        auto& v = _list.ranges();
+        if (v.empty()) {
+            return {};
+        }
+        if (!_reversed) {
+            auto j = std::partition_point(v.begin(), v.end(), [&](auto& e) { return _fwd(e.end, q) < 0; });
+            return j != v.end() && _fwd(j->start, q) < 0 ? j->tomb : tombstone{};
+        }
+        auto f = q.reversed();
+        auto j = std::partition_point(v.begin(), v.end(), [&](auto& e) { return _fwd(e.start, f) <= 0; });
+        return j != v.begin() && _fwd(f, std::prev(j)->end) < 0 ? std::prev(j)->tomb : tombstone{};
+    }
+
+    // The first range bound strictly after stream position q, as a stream
+    // position.
+    std::optional<position_in_partition> next_boundary_after(const position_in_partition& q) const {
+        auto& v = _list.ranges();
+        if (v.empty()) {
+            return std::nullopt;
+        }
+        if (!_reversed) {
+            auto j = std::partition_point(v.begin(), v.end(), [&](auto& e) { return _fwd(e.end, q) <= 0; });
+            if (j == v.end()) {
+                return std::nullopt;
+            }
+            return _fwd(j->start, q) > 0 ? j->start : j->end;
+        }
+        // The greatest forward bound below f: the last range starting below
+        // f ends below it or contains it.
+        auto f = q.reversed();
+        auto j = std::partition_point(v.begin(), v.end(), [&](auto& e) { return _fwd(e.start, f) < 0; });
+        if (j == v.begin()) {
+            return std::nullopt;
+        }
+        --j;
+        return _fwd(j->end, f) < 0 ? j->end.reversed() : j->start.reversed();
+    }
+
+private:
+    const range_tombstone_list& _list;
+    position_in_partition_comparator _fwd;
+    bool _reversed;
+};
+
+// The part of each slice range inside the window, in the read's order.
+clustering_ranges intersect(const clustering_ranges& slice, const position_range& w, const stream_order& order) {
+    clustering_ranges out;
+    for (auto& r : slice) {
+        const auto& s = order(r.start, w.start) < 0 ? w.start : r.start;
+        const auto& e = order(r.end, w.end) < 0 ? r.end : w.end;
+        if (order(s, e) < 0) {
+            out.push_back({s, e});
+        }
+    }
+    return out;
+}
+
+class memtable_reader final : public mutation_reader_impl {
+public:
+    memtable_reader(std::shared_ptr<const memtable> mt, schema_ptr s, const dht::partition_range& range,
+                    clustering_ranges slice, bool reversed, streamed_forwarding fwd, size_t buffer_size)
+        : mutation_reader_impl(std::move(s)), _mt(std::move(mt)), _range(range), _slice(std::move(slice)),
+          _reversed(reversed), _forwarding(fwd == streamed_forwarding::yes), _order(*_schema, reversed) {
+        if (!_mt) {
+            throw std::invalid_argument("make_memtable_reader: no memtable");
+        }
+        if (buffer_size) {
+            _max_buffer_fragments = buffer_size;
+        }
+    }
+
+    future<> fill_buffer() override {
+        try {
+            fill();
+        } catch (...) {
+            return make_exception_future<>(std::current_exception());
+        }
+        return make_ready_future<>();
+    }
+
+    future<> next_partition() override {
+        if (_state == state::in_partition) {
+            _state = state::after_partition;
+            _filter.reset();
+        }
+        _end_of_stream = false;
+        return make_ready_future<>();
+    }
+
+    future<> fast_forward_to(const dht::partition_range& pr) override {
+        // Partitions come from a fresh lookup: pr is after everything read.
+        _range = pr;
+        _state = state::seek;
+        _filter.reset();
+        return make_ready_future<>();
+    }
+
+    future<> fast_forward_to(position_range pr) override {
+        if (!_forwarding) {
+            return make_exception_future<>(std::make_exception_ptr(
+                std::logic_error("fast_forward_to(position_range) on a memtable reader without forwarding")));
+        }
+        if (_state != state::in_partition) {
+            _end_of_stream = true;
+            return make_ready_future<>();
+        }
+        try {
+            _filter.emplace(*_schema, intersect(_slice, pr, _order), _reversed);
+        } catch (...) {
+            return make_exception_future<>(std::current_exception());
+        }
+        // The new filter starts with no tombstone in force: the walk tells
+        // it the one at the position before anything else.
+        _in_force = {};
+        _synced = false;
+        return make_ready_future<>();
+    }
+
+    future<> close() noexcept override {
+        _filter.reset();
+        _mt.reset();
+        return make_ready_future<>();
+    }
+
+private:
+    enum class state {
+        seek,             // look up the range's first partition
+        entering,         // _part is the next partition to read, if in range
+        in_partition,     // reading _part's clustered fragments
+        after_partition,  // _part is done; the next one is its successor now
+    };
+
+    void fill() {
+        auto& parts = _mt->partitions();
+        while (!is_buffer_full() && !_end_of_stream) {
+            switch (_state) {
+            case state::seek:
+                _part = _mt->lower_bound(_range);
+                _state = state::entering;
+                break;
+            case state::after_partition:
+                // Incremented now, not when the partition ended, so that a
+                // partition inserted meanwhile just after it is read.
+                ++_part;
+                _state = state::entering;
+                break;
+            case state::entering:
+                if (_part == parts.end() || _range.after(_part->first)) {
+                    _end_of_stream = true;  // later partitions only come with a new range
+                } else {
+                    enter_partition();
+                }
+                break;
+            case state::in_partition:
+                if (!_filter) {
+                    _end_of_stream = true;  // forwarding: waits for a window
+                } else {
+                    walk();
+                }
+                break;
+            }
+        }
+        if (_state == state::in_partition) {
+            save_resume_key();
+        }
+    }
+
+    void enter_partition() {
+        _p = &_part->second;
+        push(partition_start{_part->first, _p->partition_tombstone()});
+        if (!_p->static_row().empty()) {
+            push(static_row{_p->static_row()});
+        }
+        _pos = position_in_partition::before_all_clustered_rows();
+        _synced = false;
+        _in_force = {};
+        _row = _reversed ? _p->rows().end() : _p->rows().begin();
+        _resume_key.reset();
+        _generation = _mt->generation();
+        if (_forwarding) {
+            _filter.reset();
+        } else {
+            _filter.emplace(*_schema, _slice, _reversed);
+        }
+        _state = state::in_partition;
+    }
+
+    // The next row in the read's order, or null.
+    const rows_type::value_type* next_row() const {
+        auto& rows = _p->rows();
+        if (!_reversed) {
+            return _row != rows.end() ? &*_row : nullptr;
+        }
+        return _row != rows.begin() ? &*std::prev(_row) : nullptr;
+    }
+    void advance_row() {
+        if (_reversed) {
+            --_row;
+        } else {
+            ++_row;
+        }
+    }
+
+    // The key of the last row passed: rows up to it are behind the reader,
+    // whatever is inserted later. Map iterators survive inserts, but a row
+    // inserted between that row and _row would be missed; a later fill
+    // re-seeks from this key when the memtable changed.
+    void save_resume_key() {
+        auto& rows = _p->rows();
+        if (!_reversed) {
+            if (_row != rows.begin()) {
+                _resume_key = std::prev(_row)->first;
+            }
+        } else if (_row != rows.end()) {
+            _resume_key = _row->first;
+        }
+    }
+
+    // After a write: _row to the first row after the resume key that is
+    // not behind _pos (rows inserted behind the position stay unread).
+    void reseek_rows() {
+        auto& rows = _p->rows();
+        if (!_reversed) {
+            _row = _resume_key ? rows.upper_bound(*_resume_key) : rows.begin();
+            while (_row != rows.end() && _order.key_vs(_row->first, _pos) < 0) {
+                ++_row;
+            }
+        } else {
+            _row = _resume_key ? rows.lower_bound(*_resume_key) : rows.end();
+            while (_row != rows.begin() && _order.key_vs(std::prev(_row)->first, _pos) < 0) {
+                --_row;
+            }
+        }
+    }
+
+    // _row to the first row at or after stream position p. The rows of p's
+    // prefix come first after lower_bound(p's key); only those are stepped.
+    void seek_rows_to(const position_in_partition& p) {
+        auto& rows = _p->rows();
+        _row = rows.lower_bound(p.key());
+        if (!_reversed) {
+            while (_row != rows.end() && _order.key_vs(_row->first, p) < 0) {
+                ++_row;
+            }
+        } else {
+            while (_row != rows.end() && _order.key_vs(_row->first, p) >= 0) {
+                ++_row;
+            }
+        }
+    }
+
+    // Feeds the partition's clustered fragments, merged by position, to the
+    // filter until the buffer is full or the partition (or window) ends.
+    // Invariants: everything before _pos was fed or skipped; _in_force is
+    // the tombstone last given to the filter; when _synced, it is the one
+    // in force at _pos (else that is still to be checked).
+    void walk() {
+        if (_generation != _mt->generation()) {
+            reseek_rows();
+            _synced = false;
+            _generation = _mt->generation();
+        }
+        range_tombstone_view rts(_p->range_tombstones(), *_schema, _reversed);
+        while (!is_buffer_full()) {
+            if (auto target = _filter->skip_target(); target && _order(*target, _pos) > 0) {
+                // Between ranges: what lies before the next range is not
+                // emitted, but the filter must know the tombstone in force
+                // where the range opens. Told at _pos, outside any range.
+                tombstone before = rts.value_before(*target);
+                if (before != _in_force) {
+                    _out.clear();
+                    _filter->consume(range_tombstone_change{_pos, before}, _out);
+                    _in_force = before;
+                }
+                _pos = std::move(*target);
+                _synced = false;
+                seek_rows_to(_pos);
+            }
+            std::optional<range_tombstone_change> change;
+            if (!_synced) {
+                if (tombstone t = rts.value_at(_pos); t != _in_force) {
+                    change.emplace(range_tombstone_change{_pos, t});
+                } else {
+                    _synced = true;
+                }
+            }
+            if (!change) {
+                if (auto b = rts.next_boundary_after(_pos)) {
+                    tombstone t = rts.value_at(*b);
+                    change.emplace(range_tombstone_change{std::move(*b), t});
+                }
+            }
+            auto* r = next_row();
+            if (!r && !change) {
+                end_of_clustered();
+                return;
+            }
+            bool take_row = r && (!change || _order.key_vs(r->first, change->position) < 0);
+            _out.clear();
+            bool more = take_row
+                ? _filter->consume(clustering_row{r->first, r->second.marker, r->second.tomb, r->second.cells}, _out)
+                : _filter->consume(*change, _out);
+            for (auto& f : _out) {
+                push(std::move(f));
+            }
+            if (!more) {
+                // Past the last range. Forwarding: the fragment stays for a
+                // later window, so nothing moves.
+                end_of_clustered();
+                return;
+            }
+            if (take_row) {
+                _pos = position_in_partition::after_key(r->first);
+                _synced = false;
+                advance_row();
+            } else {
+                _pos = std::move(change->position);
+                _in_force = change->tomb;
+                _synced = true;
+            }
+        }
+    }
+
+    // The partition (or, forwarding, the window) has nothing more.
+    void end_of_clustered() {
+        _out.clear();
+        _filter->finish(_out);
+        for (auto& f : _out) {
+            push(std::move(f));
+        }
+        if (_forwarding) {
+            _filter.reset();
+            _end_of_stream = true;
+        } else {
+            push(partition_end{});
+            _state = state::after_partition;
+            _filter.reset();
+        }
+    }
+
+    std::shared_ptr<const memtable> _mt;
+    dht::partition_range _range;
+    clustering_ranges _slice;
+    bool _reversed;
+    bool _forwarding;
+    stream_order _order;
+
+    state _state = state::seek;
+    memtable::partitions_type::const_iterator _part;
+
+    // The partition being read.
+    const mutation_partition* _p = nullptr;
+    position_in_partition _pos = position_in_partition::before_all_clustered_rows();
+    bool _synced = false;
+    tombstone _in_force;
+    // Forward: the next row. Reversed: the next row is the one before it.
+    rows_type::const_iterator _row;
+    std::optional<clustering_key_prefix> _resume_key;
+    uint64_t _generation = 0;
+    std::optional<mutation_fragment_filter> _filter;
+    std::vector<mutation_fragment> _out;
+};
+
+} // namespace
+
+mutation_reader make_memtable_reader(std::shared_ptr<const memtable> mt, schema_ptr s, const dht::partition_range& range,
+                                     clustering_ranges slice, bool reversed, streamed_forwarding fwd, size_t buffer_size) {
+    return mutation_reader(std::make_unique<memtable_reader>(std::move(mt), std::move(s), range, std::move(slice),
+                                                             reversed, fwd, buffer_size));
+}
+
+} // namespace reef

@@ -191,6 +191,18 @@ public:
         }
         try {
             _filter.emplace(*_schema, intersect(_slice, pr, _order), _reversed);
+            // A window opened in the middle of the last one starts at or
+            // after everything produced, but the walk may have moved past
+            // its start (over range tombstone changes that produced
+            // nothing, or to the next slice range): step back, so that the
+            // tombstone in force is emitted where the window starts. Only
+            // rows outside the slice lie in between; they are fed again and
+            // dropped again.
+            if (_order(pr.start, _pos) < 0) {
+                _pos = pr.start;
+                seek_rows_to(_pos);
+                save_resume_key();
+            }
         } catch (...) {
             return make_exception_future<>(std::current_exception());
         }
@@ -292,12 +304,10 @@ private:
     // re-seeks from this key when the memtable changed.
     void save_resume_key() {
         auto& rows = _p->rows();
-        if (!_reversed) {
-            if (_row != rows.begin()) {
-                _resume_key = std::prev(_row)->first;
-            }
-        } else if (_row != rows.end()) {
-            _resume_key = _row->first;
+        if (!_reversed ? _row == rows.begin() : _row == rows.end()) {
+            _resume_key.reset();
+        } else {
+            _resume_key = !_reversed ? std::prev(_row)->first : _row->first;
         }
     }
 

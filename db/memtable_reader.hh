@@ -24,7 +24,9 @@ namespace reef {
 // next_partition(), fast_forward_to(partition_range) and, with
 // fwd == yes, fast_forward_to(position_range) behave as in
 // make_fragment_vector_reader; a forwarding window (in the read's order)
-// shows what lies in both the window and the slice.
+// shows what lies in both the window and the slice. A window may also open
+// in the middle of the last one (at or after everything produced): the
+// tombstone in force at its start is emitted there.
 //
 // `s` is the memtable's schema; the reader keeps `mt` alive. `buffer_size`
 // (fragments, 0 = the reader default) exists for tests that interleave

@@ -303,15 +303,56 @@ future<> check_forwarding_read(model_memtable& t, mutation_generator& g, std::st
         if (!all_windows && !windows.empty()) {
             windows.erase(windows.begin() + g.rnd(0, int(windows.size()) - 1), windows.end());
         }
-        for (auto& w : windows) {
+        // Sometimes a window is cut short by the next one opening at the
+        // position just after the last fragment read (as the combined
+        // reader does to skip deleted rows); the windows as read are then
+        // [start, cut) and [cut, end of the next one).
+        position_in_partition_comparator order(*t.s, reversed);
+        clustering_ranges read_windows;
+        for (size_t wi = 0; wi < windows.size(); ++wi) {
+            position_range w = windows[wi];
             position_range window = w;
             co_await r.fast_forward_to(std::move(window));
+            int cut_after = g.rnd(0, 2) == 0 ? g.rnd(1, 6) : -1;
+            const auto& cut_end = wi + 1 < windows.size() ? windows[wi + 1].end : w.end;
+            std::optional<position_in_partition> cut;
+            tombstone open;  // in force in this window's output
+            int n = 0;
             while (auto g2 = co_await next(r)) {
                 BOOST_REQUIRE_MESSAGE(!std::holds_alternative<partition_start>(*g2) && !std::holds_alternative<partition_end>(*g2),
                                       ctx << ": inside a window: " << describe(*g2));
+                if (auto* rtc = std::get_if<range_tombstone_change>(&*g2)) {
+                    open = rtc->tomb;
+                }
+                auto after = std::holds_alternative<clustering_row>(*g2)
+                    ? position_in_partition::after_key(std::get<clustering_row>(*g2).key) : position_of(*g2);
                 stream.push_back(std::move(*g2));
+                if (++n == cut_after && order(after, cut_end) < 0) {
+                    cut = std::move(after);
+                    break;
+                }
+            }
+            if (!cut) {
+                read_windows.push_back(w);
+                continue;
+            }
+            // Each window starts with nothing in force (what the combined
+            // reader assumes of its sources), so the cut window's tombstone
+            // ends at the cut.
+            if (open) {
+                stream.push_back(range_tombstone_change{*cut, {}});
+            }
+            if (order(w.start, *cut) < 0) {
+                read_windows.push_back({w.start, *cut});
+            }
+            position_range rest{*cut, cut_end};
+            if (wi + 1 < windows.size()) {
+                windows[wi + 1] = rest;
+            } else {
+                windows.push_back(rest);
             }
         }
+        windows = read_windows;
         stream.push_back(partition_end{});
         validate(*t.s, stream, reversed);
         auto got = mutation_from_fragments(t.s, stream, reversed);
@@ -323,6 +364,21 @@ future<> check_forwarding_read(model_memtable& t, mutation_generator& g, std::st
             window_filter.consume(sliced[i], want_stream);
         }
         auto want = mutation_from_fragments(t.s, want_stream, reversed);
+        if (!(got == want)) {
+            // Shown with --log_level=message.
+            for (auto& w : windows) {
+                BOOST_TEST_MESSAGE("window " << to_string(w.start) << " .. " << to_string(w.end));
+            }
+            for (auto& w : slice) {
+                BOOST_TEST_MESSAGE("slice " << to_string(w.start) << " .. " << to_string(w.end));
+            }
+            for (auto& f : stream) {
+                BOOST_TEST_MESSAGE("got " << describe(f));
+            }
+            for (auto& f : want_stream) {
+                BOOST_TEST_MESSAGE("want " << describe(f));
+            }
+        }
         BOOST_REQUIRE_MESSAGE(got == want, ctx << ": partition " << pi << " through windows\n got  " << to_string(got)
                                                << "\n want " << to_string(want));
         ++pi;
@@ -347,7 +403,7 @@ REEF_TEST_CASE(test_reads_match_model) {
     BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
     for (auto s : testing::random_test_schemas()) {
         mutation_generator g(s, seed);
-        for (int i = 0; i < 120; ++i) {
+        for (int i = 0; i < 100; ++i) {
             auto ctx = context(seed, *s, i);
             model_memtable t(s, g.rnd(1, 12));
             BOOST_REQUIRE(t.mt->empty());
@@ -417,7 +473,7 @@ REEF_TEST_CASE(test_writes_during_read) {
     BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
     for (auto s : testing::random_test_schemas()) {
         mutation_generator g(s, seed);
-        for (int i = 0; i < 150; ++i) {
+        for (int i = 0; i < 100; ++i) {
             auto ctx = context(seed, *s, i);
             model_memtable t(s, g.rnd(1, 6));
             for (int w = g.rnd(0, 10); w > 0; --w) {

@@ -77,4 +77,37 @@ clustering_bound read_clustering_bound(byte_reader& in, const std::vector<data_t
     return b;
 }
 
+void write_clustering_values(std::string& out, const std::vector<data_type>& types, const clustering_key_prefix& p) {
+    auto& values = p.components();
+    for (size_t start = 0; start < values.size(); start += 32) {
+        size_t stop = std::min(values.size(), start + 32);
+        uint64_t header = 0;
+        for (size_t i = start; i < stop; ++i) {
+            if (values[i].empty()) {
+                header |= uint64_t(1) << ((i - start) * 2);
+            }
+        }
+        utils::append_unsigned_vint(out, header);
+        for (size_t i = start; i < stop; ++i) {
+            if (values[i].empty()) {
+                continue;
+            }
+            if (!types[i]->value_length_if_fixed()) {
+                utils::append_unsigned_vint(out, values[i].size());
+            }
+            out.append(reinterpret_cast<const char*>(values[i].data()), values[i].size());
+        }
+    }
+}
+
+void write_clustering_bound(std::string& out, const std::vector<data_type>& types, const clustering_bound& b) {
+    out.push_back(char(b.kind));
+    if (b.kind != clustering_kind::clustering) {
+        char n[2];
+        utils::write_be_unchecked<uint16_t>(n, uint16_t(b.prefix.size()));
+        out.append(n, 2);
+    }
+    write_clustering_values(out, types, b.prefix);
+}
+
 } // namespace reef::sstables

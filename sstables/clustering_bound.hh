@@ -46,4 +46,9 @@ clustering_key_prefix read_clustering_values(byte_reader& in, const std::vector<
 // Reads a kind-prefixed clustering prefix (the promoted index's form).
 clustering_bound read_clustering_bound(byte_reader& in, const std::vector<data_type>& types);
 
+// The writers of those two forms (values must have their type's fixed length where it has one; null values are
+// not written: readers see them as empty).
+void write_clustering_values(std::string& out, const std::vector<data_type>& types, const clustering_key_prefix& p);
+void write_clustering_bound(std::string& out, const std::vector<data_type>& types, const clustering_bound& b);
+
 } // namespace reef::sstables

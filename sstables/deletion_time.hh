@@ -7,6 +7,7 @@
 #include "sstables/version.hh"
 
 #include <cstdint>
+#include <string>
 #include <fmt/format.h>
 
 namespace reef::sstables {
@@ -53,6 +54,24 @@ inline deletion_time read_deletion_time(byte_reader& in, sstable_version v) {
     d.marked_for_delete_at = in.read_i64("deletion time: marked-for-delete-at");
     d.local_deletion_time = in.read_be<uint32_t>("deletion time: local deletion time");
     return d;
+}
+
+// Appends d in the form version v stores.
+inline void write_deletion_time(std::string& out, const deletion_time& d, sstable_version v) {
+    char b[12];
+    if (!has_uint_deletion_time(v)) {
+        utils::write_be_unchecked<int32_t>(b, int32_t(d.local_deletion_time));
+        utils::write_be_unchecked<int64_t>(b + 4, d.marked_for_delete_at);
+        out.append(b, 12);
+        return;
+    }
+    if (d.live()) {
+        out.push_back(char(oa_live_deletion_flag));
+        return;
+    }
+    utils::write_be_unchecked<int64_t>(b, d.marked_for_delete_at);
+    utils::write_be_unchecked<uint32_t>(b + 8, uint32_t(d.local_deletion_time));
+    out.append(b, 12);
 }
 
 // Bytes a deletion time takes in version v.

@@ -121,6 +121,45 @@ index_entry read_index_entry(byte_reader& in, sstable_version v) {
     return e;
 }
 
+void write_index_entry(std::string& out, std::string_view key, uint64_t data_position, uint64_t partition_header_length,
+                       const deletion_time& partition_deletion, const std::vector<promoted_index_block>& blocks,
+                       const std::vector<data_type>& types, sstable_version v) {
+    char len[2];
+    utils::write_be_unchecked<uint16_t>(len, uint16_t(key.size()));
+    out.append(len, 2);
+    out.append(key);
+    utils::append_unsigned_vint(out, data_position);
+    if (blocks.empty()) {
+        utils::append_unsigned_vint(out, 0);
+        return;
+    }
+    std::string body;
+    utils::append_unsigned_vint(body, partition_header_length);
+    write_deletion_time(body, partition_deletion, v);
+    utils::append_unsigned_vint(body, blocks.size());
+    std::string serialized;
+    std::vector<uint32_t> offsets;
+    for (auto& b : blocks) {
+        offsets.push_back(uint32_t(serialized.size()));
+        write_clustering_bound(serialized, types, b.first);
+        write_clustering_bound(serialized, types, b.last);
+        utils::append_unsigned_vint(serialized, b.offset);
+        utils::append_signed_vint(serialized, int64_t(b.width) - width_base);
+        serialized.push_back(char(b.end_open_marker ? 1 : 0));
+        if (b.end_open_marker) {
+            write_deletion_time(serialized, *b.end_open_marker, v);
+        }
+    }
+    body += serialized;
+    for (auto o : offsets) {
+        char b[4];
+        utils::write_be_unchecked<uint32_t>(b, o);
+        body.append(b, 4);
+    }
+    utils::append_unsigned_vint(out, body.size());
+    out += body;
+}
+
 std::vector<index_entry> parse_index_entries(std::string_view bytes, sstable_version v, const std::string& file,
                                              uint64_t base_offset) {
     byte_reader in(file, byte_reader::to_bytes(bytes), base_offset);

@@ -56,6 +56,12 @@ struct index_entry {
 // bytes are needed to tell. Throws malformed_sstable_exception (file, base_offset) when the lengths are absurd.
 std::optional<uint64_t> index_entry_length(std::string_view bytes, const std::string& file, uint64_t base_offset);
 
+// Appends an entry as version v stores it: with a promoted index when blocks is not empty (the blocks'
+// clustering prefixes encoded with clustering_types).
+void write_index_entry(std::string& out, std::string_view key, uint64_t data_position, uint64_t partition_header_length,
+                       const deletion_time& partition_deletion, const std::vector<promoted_index_block>& blocks,
+                       const std::vector<data_type>& clustering_types, sstable_version v);
+
 // Parses one entry from in (which must hold all of it).
 index_entry read_index_entry(byte_reader& in, sstable_version v);
 

@@ -15,17 +15,31 @@ mutation_fragment mutation_reader::pop_mutation_fragment() {
     return f;
 }
 
-future<std::optional<mutation_fragment>> mutation_reader::operator()() {
-    if (is_buffer_empty()) {
-        if (is_end_of_stream()) {
-            co_return std::nullopt;
-        }
-        co_await fill_buffer();
-        if (is_buffer_empty()) {
-            co_return std::nullopt;
-        }
+namespace {
+
+future<std::optional<mutation_fragment>> fill_and_pop(mutation_reader& r) {
+    co_await r.fill_buffer();
+    if (r.is_buffer_empty()) {
+        co_return std::nullopt;
     }
-    co_return pop_mutation_fragment();
+    co_return r.pop_mutation_fragment();
+}
+
+} // namespace
+
+future<std::optional<mutation_fragment>> mutation_reader::operator()() {
+    // A buffered fragment comes back as a ready future, with no coroutine
+    // to run and resume: in a debug build, where symmetric transfer is not
+    // a tail call, every completed coroutine awaited in a loop deepens the
+    // stack until something really suspends, and a loop over a long
+    // partition ran out of stack.
+    if (!is_buffer_empty()) {
+        return make_ready_future<std::optional<mutation_fragment>>(pop_mutation_fragment());
+    }
+    if (is_end_of_stream()) {
+        return make_ready_future<std::optional<mutation_fragment>>(std::nullopt);
+    }
+    return fill_and_pop(*this);
 }
 
 future<> mutation_reader::next_partition() {

@@ -18,6 +18,8 @@ struct subcommand {
 const subcommand subcommands[] = {
     {"perf-runtime", "benchmark of the shard runtime: coroutine calls, cross-shard calls, file reads",
      reef::perf::perf_runtime_main},
+    {"perf-memtable", "benchmark of the memtable: inserts, bytes per row, full scans, single-partition reads",
+     reef::perf::perf_memtable_main},
     {"sstable", "tools for sstable files: dump-index, dump-summary, dump-compression-info (`reef sstable --help`)",
      reef::tools::sstable_main},
 };

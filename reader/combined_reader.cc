@@ -205,6 +205,14 @@ private:
         }
         co_await skip_partition_if_covered(merged.partition_tombstone);
         push(std::move(merged));
+        std::optional<api::timestamp_type> first_max;
+        _skips_possible = false;
+        for (auto& src : _sources) {
+            if (src.in_partition) {
+                _skips_possible |= first_max && *first_max != src.max_timestamp;
+                first_max = src.max_timestamp;
+            }
+        }
         // A forwarding source's stream stops after the static row until a
         // window opens.
         std::optional<row> static_cells;
@@ -291,8 +299,10 @@ private:
     // change is emitted once the merge has moved past that position.
     action merge() {
         while (!is_buffer_full()) {
-            if (auto a = settle_skips(); a.what != action::kind::none) {
-                return a;
+            if (_skips_possible) {
+                if (auto a = settle_skips(); a.what != action::kind::none) {
+                    return a;
+                }
             }
             pending_fragment* min = nullptr;
             for (auto& src : _sources) {
@@ -321,11 +331,11 @@ private:
             if (!min) {
                 return {action::kind::end_window, nullptr, {}};
             }
-            auto pos = min->position;
-            if (pos.is_clustering_row()) {
-                merge_rows(pos);
+            if (min->position.is_clustering_row()) {
+                merge_rows(*min);
                 continue;
             }
+            auto pos = min->position;
             for (auto& src : _sources) {
                 if (src.in_partition && !src.pending.empty() && _cmp(src.pending.front().position, pos) == 0) {
                     src.tomb = std::get<range_tombstone_change>(src.pending.front().fragment).tomb;
@@ -339,23 +349,27 @@ private:
         return {};
     }
 
-    void merge_rows(const position_in_partition& pos) {
-        std::optional<clustering_row> merged;
+    // Merges the rows at min's key (min is one of the heads) into one.
+    void merge_rows(pending_fragment& min) {
+        _at_min.clear();
         for (auto& src : _sources) {
-            if (!src.in_partition || src.pending.empty() || _cmp(src.pending.front().position, pos) != 0) {
-                continue;
+            if (src.in_partition && !src.pending.empty() && _cmp(src.pending.front().position, min.position) == 0) {
+                _at_min.push_back(&src);
             }
-            auto& r = std::get<clustering_row>(src.pending.front().fragment);
-            if (!merged) {
-                merged = std::move(r);
-            } else {
-                apply_row_marker(merged->marker, r.marker);
-                merged->row_tombstone.apply(r.row_tombstone);
-                apply_cells(merged->cells, r.cells, _schema->regular_columns());
-            }
-            src.pending.pop_front();
         }
-        push(std::move(*merged));
+        auto merged = std::move(std::get<clustering_row>(min.fragment));
+        for (auto* src : _at_min) {
+            if (&src->pending.front() != &min) {
+                auto& r = std::get<clustering_row>(src->pending.front().fragment);
+                apply_row_marker(merged.marker, r.marker);
+                merged.row_tombstone.apply(r.row_tombstone);
+                apply_cells(merged.cells, r.cells, _schema->regular_columns());
+            }
+        }
+        for (auto* src : _at_min) {
+            src->pending.pop_front();
+        }
+        push(std::move(merged));
     }
 
     // The merge is past the position of the last changes: the output gets
@@ -545,6 +559,10 @@ private:
     tombstone _emitted;                                  // the range tombstone in force in the output
     std::optional<position_in_partition> _unflushed;     // where changes were taken but not yet emitted
     uint64_t _epoch = 1;                                 // counts changes of the sources' tombstones
+    // Some source of the partition has a max timestamp below another's, so
+    // one may come to cover the other.
+    bool _skips_possible = false;
+    std::vector<source_state*> _at_min;                  // merge_rows' scratch
 };
 
 } // namespace

@@ -3,6 +3,7 @@
 // points at its partition key in the stream; streams started anywhere and skip() give the same bytes; and
 // Digest.crc32 matches the file.
 #include "runtime/file.hh"
+#include "runtime/reactor.hh"
 #include "sstables/checked_data_source.hh"
 #include "sstables/checksum.hh"
 #include "sstables/compression_info.hh"
@@ -195,4 +196,52 @@ BOOST_AUTO_TEST_CASE(test_codecs_round_trip_and_refuse_garbage) {
             }
         }
     }
+}
+
+// Reads go through a read-ahead stream: a whole scan takes about one read per 64 KiB of stored bytes, not one
+// per chunk, and a range reads no more stored bytes than its chunks (plus the disk alignment at each end).
+REEF_TEST_CASE(test_reads_are_batched_and_bounded) {
+    std::mt19937_64 rng(3);
+    size_t checked = 0;
+    for (auto& t : reef::testing::all_test_sstables()) {
+        if (!t.has(component_type::compression_info) && !t.has(component_type::crc)) {
+            continue;
+        }
+        BOOST_TEST_CONTEXT(t.name()) {
+            auto d = co_await open_data(t);
+            uint64_t chunk = d.ci ? d.ci->chunk_length : d.crc->chunk_size;
+            uint64_t chunks = (d.length() + chunk - 1) / chunk;
+            uint64_t align = d.f.disk_read_dma_alignment();
+            auto before = engine().io();
+            co_await read_all(make_source(t, d, 0, d.length()));
+            auto after = engine().io();
+            uint64_t reads = after.reads - before.reads;
+            BOOST_CHECK_LE(reads, d.size / (64 * 1024) + 2);
+            if (chunks > 8 && chunk < 64 * 1024) {
+                BOOST_CHECK_LT(reads, chunks);
+            }
+            BOOST_CHECK_LE(after.bytes_read - before.bytes_read, d.size + 2 * align);
+            // A range: only the stored bytes of its chunks.
+            for (int i = 0; i < 4; ++i) {
+                uint64_t pos = rng() % d.length();
+                uint64_t len = 1 + rng() % std::min<uint64_t>(d.length() - pos, 3 * chunk);
+                uint64_t first = pos / chunk, last = (pos + len - 1) / chunk;
+                uint64_t stored_begin, stored_end;
+                if (d.ci) {
+                    stored_begin = d.ci->chunk_offsets[first];
+                    stored_end = last + 1 < d.ci->chunk_count() ? d.ci->chunk_offsets[last + 1] : d.size;
+                } else {
+                    stored_begin = first * chunk;
+                    stored_end = std::min((last + 1) * chunk, d.size);
+                }
+                auto b = engine().io();
+                co_await read_all(make_source(t, d, pos, len));
+                auto a = engine().io();
+                BOOST_CHECK_LE(a.bytes_read - b.bytes_read, stored_end - stored_begin + 2 * align);
+            }
+            co_await d.f.close();
+            ++checked;
+        }
+    }
+    BOOST_TEST_MESSAGE("sstables checked: " << checked);
 }

@@ -1,6 +1,7 @@
 // Chunk-by-chunk checked Data.db sources. See checked_data_source.hh and FORMAT.md.
 #include "sstables/checked_data_source.hh"
 
+#include "runtime/reactor.hh"
 #include "sstables/compressor.hh"
 #include "sstables/exceptions.hh"
 #include "utils/big_endian.hh"
@@ -24,16 +25,30 @@ public:
 
     future<temporary_buffer> get() override {
         if (_pos >= _end) {
-            co_return temporary_buffer();
+            return make_ready_future<temporary_buffer>();
         }
         uint64_t index = _pos / _chunk_size;
-        if (!_chunk_loaded || index != _chunk_index) {
-            _chunk_loaded = false;
-            _chunk = co_await load_chunk(index);
-            _chunk_index = index;
-            _chunk_loaded = true;
+        if (_chunk_loaded && index == _chunk_index) {
+            // Served from the chunk in hand as a ready future: no coroutine frame, and nothing to resume (a
+            // completed coroutine awaited in a loop deepens the stack in debug builds).
+            return make_ready_future<temporary_buffer>(serve());
         }
-        uint64_t in_chunk = _pos - index * _chunk_size;
+        return load_and_serve(index);
+    }
+
+    future<temporary_buffer> load_and_serve(uint64_t index) {
+        // A long scan whose reads are always ready would otherwise never let the loop poll.
+        co_await maybe_yield();
+        _chunk_loaded = false;
+        _chunk = co_await load_chunk(index);
+        _chunk_index = index;
+        _chunk_loaded = true;
+        co_return serve();
+    }
+
+    // The bytes from _pos to the end of the chunk in hand or of the range.
+    temporary_buffer serve() {
+        uint64_t in_chunk = _pos - _chunk_index * _chunk_size;
         if (in_chunk >= _chunk.size()) {
             // load_chunk produced fewer bytes than the layout promised; it checks this, so this is a bug guard.
             throw malformed_sstable_exception(_name, _pos, "expected a chunk covering this position");
@@ -41,7 +56,7 @@ public:
         uint64_t n = std::min<uint64_t>(_chunk.size() - in_chunk, _end - _pos);
         auto out = _chunk.share(in_chunk, n);
         _pos += n;
-        co_return out;
+        return out;
     }
 
     future<temporary_buffer> skip(uint64_t n) override {

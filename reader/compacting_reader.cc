@@ -2,6 +2,7 @@
 #include "reader/compacting_reader.hh"
 
 #include "mutation/mutation_partition.hh"
+#include "runtime/reactor.hh"
 
 #include <stdexcept>
 
@@ -52,6 +53,11 @@ public:
                     break;
                 }
                 co_await _source.fill_buffer();
+                // A long run of dropped fragments (a deleted partition) must
+                // not hold the shard, nor, in a debug build, pile up the
+                // frames of sources that fill without suspending
+                // (ARCHITECTURE.md, coroutine rule 5).
+                co_await maybe_yield();
                 continue;
             }
             consume(_source.pop_mutation_fragment());

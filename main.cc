@@ -20,6 +20,8 @@ const subcommand subcommands[] = {
      reef::perf::perf_runtime_main},
     {"perf-memtable", "benchmark of the memtable: inserts, bytes per row, full scans, single-partition reads",
      reef::perf::perf_memtable_main},
+    {"perf-checked-read", "benchmark of Data.db's checked sources: scans and range reads per compressor",
+     reef::perf::perf_checked_read_main},
     {"sstable", "tools for sstable files: dump-index, dump-summary, dump-compression-info (`reef sstable --help`)",
      reef::tools::sstable_main},
 };

@@ -24,15 +24,16 @@ struct native_info {
     uint32_t fixed_length;
 };
 
-// tinyint and smallint are variable-length in the sstable format: ByteType and ShortType came after
-// the fixed-length optimization and never overrode valueLengthIfFixed. Counters hold a variable-size context.
+// tinyint, smallint, date and time are variable-length in the sstable format: ByteType, ShortType,
+// SimpleDateType and TimeType never overrode valueLengthIfFixed (Cassandra 3.11 writes a date cell as the vint
+// length 4 then 4 bytes: gen_me_all_types_uncompressed). Counters hold a variable-size context.
 constexpr std::array<native_info, 21> natives = {{
     {type_kind::ascii, "AsciiType", "ascii", 0},
     {type_kind::bigint, "LongType", "bigint", 8},
     {type_kind::blob, "BytesType", "blob", 0},
     {type_kind::boolean, "BooleanType", "boolean", 1},
     {type_kind::counter, "CounterColumnType", "counter", 0},
-    {type_kind::date, "SimpleDateType", "date", 4},
+    {type_kind::date, "SimpleDateType", "date", 0},
     {type_kind::decimal, "DecimalType", "decimal", 0},
     {type_kind::double_, "DoubleType", "double", 8},
     {type_kind::duration, "DurationType", "duration", 0},
@@ -41,7 +42,7 @@ constexpr std::array<native_info, 21> natives = {{
     {type_kind::int32, "Int32Type", "int", 4},
     {type_kind::smallint, "ShortType", "smallint", 0},
     {type_kind::text, "UTF8Type", "text", 0},
-    {type_kind::time, "TimeType", "time", 8},
+    {type_kind::time, "TimeType", "time", 0},
     {type_kind::timestamp, "TimestampType", "timestamp", 8},
     {type_kind::timeuuid, "TimeUUIDType", "timeuuid", 16},
     {type_kind::tinyint, "ByteType", "tinyint", 0},

@@ -1,0 +1,173 @@
+// Parser atoms to fragments. See mx_fragments.hh.
+#include "sstables/mx_fragments.hh"
+
+#include "sstables/exceptions.hh"
+
+#include <stdexcept>
+
+namespace reef::sstables {
+
+schema_ptr schema_from_header(const serialization_header& h, std::string keyspace, std::string table) {
+    schema_builder b(std::move(keyspace), std::move(table));
+    if (h.partition_key_type->is_composite()) {
+        auto& parts = h.partition_key_type->field_types();
+        for (size_t i = 0; i < parts.size(); ++i) {
+            b.with_column("partition_key_" + std::to_string(i), parts[i], column_kind::partition_key);
+        }
+    } else {
+        b.with_column("partition_key", h.partition_key_type, column_kind::partition_key);
+    }
+    for (size_t i = 0; i < h.clustering_types.size(); ++i) {
+        auto& t = h.clustering_types[i];
+        b.with_column("clustering_" + std::to_string(i), t->without_reversal(), column_kind::clustering_key,
+                      t->is_reversed() ? clustering_order::desc : clustering_order::asc);
+    }
+    for (auto& c : h.static_columns) {
+        b.with_column(c.name, c.type, column_kind::static_column);
+    }
+    for (auto& c : h.regular_columns) {
+        b.with_column(c.name, c.type, column_kind::regular_column);
+    }
+    return b.build();
+}
+
+mx_fragment_consumer::mx_fragment_consumer(schema_ptr s, const serialization_header& h, std::string file,
+                                           size_t max_buffered, token_function token)
+    : _schema(std::move(s)), _file(std::move(file)), _max_buffered(max_buffered), _token(std::move(token)) {
+    auto same = [](const std::vector<column_definition>& a, const std::vector<serialization_header_column>& b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (size_t i = 0; i < a.size(); ++i) {
+            if (a[i].name != b[i].name || a[i].is_complex() != b[i].is_complex()) {
+                return false;
+            }
+        }
+        return true;
+    };
+    if (!same(_schema->static_columns(), h.static_columns) || !same(_schema->regular_columns(), h.regular_columns) ||
+        _schema->clustering_key().size() != h.clustering_types.size()) {
+        throw std::invalid_argument(_file + ": the schema's columns are not the serialization header's");
+    }
+    if (!_token) {
+        _token = [](bytes_view key) { return dht::murmur3_token(key); };
+    }
+}
+
+mx_consumer::proceed mx_fragment_consumer::push(mutation_fragment f) {
+    _buffer.push_back(std::move(f));
+    return _buffer.size() >= _max_buffered ? proceed::no : proceed::yes;
+}
+
+clustering_key_prefix mx_fragment_consumer::key_of(const clustering_values& v, uint64_t position) const {
+    std::vector<bytes> components;
+    components.reserve(v.size());
+    for (auto& c : v) {
+        if (!c) {
+            break;
+        }
+        components.push_back(*c);
+    }
+    for (size_t i = components.size(); i < v.size(); ++i) {
+        if (v[i]) {
+            throw malformed_sstable_exception(_file, position,
+                                              "a clustering value follows a null one (column " + std::to_string(i) + ")");
+        }
+    }
+    // A row's key is a prefix only in compact tables, where the missing values are null.
+    return clustering_key_prefix(std::move(components));
+}
+
+const column_definition& mx_fragment_consumer::column(column_id id) const {
+    return (_static ? _schema->static_columns() : _schema->regular_columns()).at(id);
+}
+
+mx_consumer::proceed mx_fragment_consumer::consume_partition_start(bytes_view key, tombstone deletion, uint64_t,
+                                                                   uint64_t) {
+    std::string k(reinterpret_cast<const char*>(key.data()), key.size());
+    auto t = _token(key);
+    return push(partition_start{dht::decorated_key(t, partition_key(std::move(k))), deletion});
+}
+
+mx_consumer::row_action mx_fragment_consumer::consume_row_start(const mx_row& r) {
+    _static = r.is_static;
+    _row_position = r.position;
+    _row = clustering_row{};
+    if (!r.is_static) {
+        _row.key = key_of(*r.clustering, r.position);
+    }
+    _row.marker = r.marker;
+    // A shadowable deletion (deprecated since Cassandra 4.0) is kept as a plain row tombstone.
+    _row.row_tombstone = r.deletion;
+    return row_action::read;
+}
+
+void mx_fragment_consumer::consume_cell(const mx_cell& c) {
+    std::string value(reinterpret_cast<const char*>(c.value.data()), c.value.size());
+    atomic_cell cell = c.is_deleted    ? atomic_cell::make_dead(c.timestamp, c.local_deletion_time)
+                       : c.is_expiring ? atomic_cell::make_expiring(c.timestamp, std::move(value), c.ttl, c.local_deletion_time)
+                                       : atomic_cell::make_live(c.timestamp, std::move(value));
+    if (_collection) {
+        _collection->second.cells.emplace_back(bytes(c.path.begin(), c.path.end()), std::move(cell));
+        return;
+    }
+    if (column(c.column).is_complex()) {
+        throw malformed_sstable_exception(_file, _row_position, "a simple cell for complex column " + column(c.column).name);
+    }
+    _row.cells.apply(c.column, std::move(cell));
+}
+
+void mx_fragment_consumer::consume_complex_start(column_id col, tombstone tomb) {
+    _collection.emplace(col, collection_cells{tomb, {}});
+}
+
+void mx_fragment_consumer::consume_complex_end() {
+    auto [col, cells] = std::move(*_collection);
+    _collection.reset();
+    if (!cells.tomb && cells.cells.empty()) {
+        return;
+    }
+    auto comparator = column(col).type->name_comparator();
+    auto compare = [comparator](bytes_view a, bytes_view b) { return comparator->compare(a, b); };
+    for (size_t i = 1; i < cells.cells.size(); ++i) {
+        if (compare(cells.cells[i - 1].first, cells.cells[i].first) >= 0) {
+            throw malformed_sstable_exception(_file, _row_position,
+                                              "the cells of column " + column(col).name + " are not in path order");
+        }
+    }
+    _row.cells.apply(col, std::move(cells), compare);
+}
+
+mx_consumer::proceed mx_fragment_consumer::consume_row_end(const mx_row&) {
+    // Rows with nothing in them (Cassandra's empty static row, rows of dropped columns) are not fragments.
+    if (_row.cells.empty() && _row.marker.empty() && !_row.row_tombstone) {
+        return _buffer.size() >= _max_buffered ? proceed::no : proceed::yes;
+    }
+    if (_static) {
+        return push(static_row{std::move(_row.cells)});
+    }
+    return push(std::move(_row));
+}
+
+mx_consumer::proceed mx_fragment_consumer::consume_range_tombstone(const mx_marker& m) {
+    auto key = key_of(*m.clustering, m.position);
+    bound_kind k = bound_kind::incl_start;
+    tombstone t;
+    switch (m.kind) {
+    case mx_bound_kind::incl_start: k = bound_kind::incl_start; t = m.tomb; break;
+    case mx_bound_kind::excl_start: k = bound_kind::excl_start; t = m.tomb; break;
+    case mx_bound_kind::incl_end: k = bound_kind::incl_end; break;
+    case mx_bound_kind::excl_end: k = bound_kind::excl_end; break;
+    // A boundary's end and start sit at the same position: one change to the new tombstone.
+    case mx_bound_kind::excl_end_incl_start: k = bound_kind::incl_start; t = m.boundary_start_tomb; break;
+    case mx_bound_kind::incl_end_excl_start: k = bound_kind::excl_start; t = m.boundary_start_tomb; break;
+    }
+    if ((k == bound_kind::incl_start || k == bound_kind::excl_start) && !t) {
+        throw malformed_sstable_exception(_file, m.position, "a range tombstone starts without a deletion");
+    }
+    return push(range_tombstone_change{position_in_partition::for_bound(std::move(key), k), t});
+}
+
+mx_consumer::proceed mx_fragment_consumer::consume_partition_end(uint64_t) { return push(partition_end{}); }
+
+} // namespace reef::sstables

@@ -1,0 +1,64 @@
+// mx_fragment_consumer: turns the Data.db parser's atoms into the fragment stream (partition_start, static_row,
+// clustering_row, range_tombstone_change, partition_end) of a schema that matches the sstable's serialization
+// header. Promises: one range_tombstone_change per marker (a boundary closes and opens at one position), and
+// input the stream cannot express (a null inside a clustering key, a start bound without a deletion) is a
+// malformed_sstable_exception naming the file and the offset.
+#pragma once
+
+#include "mutation/fragment.hh"
+#include "mutation/token.hh"
+#include "schema/schema.hh"
+#include "sstables/mx_consumer.hh"
+#include "sstables/serialization_header.hh"
+
+#include <deque>
+#include <functional>
+#include <string>
+
+namespace reef::sstables {
+
+// A schema with the header's columns: the partition key "partition_key" (or "partition_key_<i>" for a
+// composite), clustering columns "clustering_<i>" (DESC where the header type is reversed), and the static and
+// regular columns with their names and types. Used when the table's own schema is not at hand (tools).
+schema_ptr schema_from_header(const serialization_header& h, std::string keyspace = "ks", std::string table = "tbl");
+
+class mx_fragment_consumer : public mx_consumer {
+public:
+    // The partition's token from its key bytes (the partitioner).
+    using token_function = std::function<dht::token(bytes_view key)>;
+
+    // s must have the header's columns in the same order (schema_from_header gives one); throws
+    // std::invalid_argument otherwise. The consumer stops the parser once `max_buffered` fragments wait.
+    mx_fragment_consumer(schema_ptr s, const serialization_header& h, std::string file, size_t max_buffered = 1000,
+                         token_function token = {});
+
+    // Fragments produced and not yet taken.
+    std::deque<mutation_fragment>& buffer() noexcept { return _buffer; }
+
+    proceed consume_partition_start(bytes_view key, tombstone deletion, uint64_t position, uint64_t header_end) override;
+    row_action consume_row_start(const mx_row& row) override;
+    void consume_cell(const mx_cell& cell) override;
+    void consume_complex_start(column_id column, tombstone tomb) override;
+    void consume_complex_end() override;
+    proceed consume_row_end(const mx_row& row) override;
+    proceed consume_range_tombstone(const mx_marker& marker) override;
+    proceed consume_partition_end(uint64_t end) override;
+
+private:
+    proceed push(mutation_fragment f);
+    clustering_key_prefix key_of(const clustering_values& v, uint64_t position) const;
+    const column_definition& column(column_id id) const;
+
+    schema_ptr _schema;
+    std::string _file;
+    size_t _max_buffered;
+    token_function _token;
+    std::deque<mutation_fragment> _buffer;
+    // The row being built.
+    bool _static = false;
+    uint64_t _row_position = 0;
+    clustering_row _row;
+    std::optional<std::pair<column_id, collection_cells>> _collection;
+};
+
+} // namespace reef::sstables

@@ -1,0 +1,74 @@
+// mx_parser: the Data.db parser of mx sstables (mc, md, me, na, nb), a synchronous generator coroutine. It is fed
+// the uncompressed stream in buffers of any size and stops with "need more data", "skip N bytes" or "consumer
+// full"; every bit of parsing state lives in the coroutine's frame. Promises: the same calls to the consumer
+// whatever the buffer sizes; corrupt or truncated input throws malformed_sstable_exception (file, offset, what
+// was expected), never reads out of bounds and never waits for data that cannot come.
+#pragma once
+
+#include "sstables/mx_consumer.hh"
+#include "sstables/parser_input.hh"
+#include "sstables/serialization_header.hh"
+#include "utils/sync_generator.hh"
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace reef::sstables {
+
+struct parse_step {
+    enum class kind : uint8_t {
+        need_more_data,  // feed the next buffer (or feed_end_of_stream)
+        skip,            // skip `bytes` in the data source, then feed what follows
+        consumer_full,   // the consumer said stop; run() again to continue
+        done,            // the stream ended at a partition boundary
+    };
+    kind what = kind::done;
+    uint64_t bytes = 0;
+};
+
+// Cassandra 5.0's INVALID_DELETION_TIME: what an expiring cell's or liveness' impossible (overflowed, negative)
+// expiry reads as.
+inline constexpr deletion_time_type invalid_deletion_time = 4294967294LL;
+
+class mx_parser {
+public:
+    // Parses partitions from start_offset (a partition boundary) on. stream_end: where the stream ends, if
+    // known; lengths reaching past it are refused at once.
+    mx_parser(const serialization_header& header, std::string file, mx_consumer& consumer, uint64_t start_offset = 0,
+              std::optional<uint64_t> stream_end = std::nullopt);
+    mx_parser(const mx_parser&) = delete;
+    mx_parser& operator=(const mx_parser&) = delete;
+
+    // The next buffer of the stream, after need_more_data or skip. It must stay valid until the parser asks
+    // for more data.
+    void feed(std::span<const std::byte> buf) noexcept { _in.feed(buf); }
+    void feed_end_of_stream() noexcept { _in.feed_end_of_stream(); }
+
+    // Parses until the next stop. Throws malformed_sstable_exception; after a throw, every run() throws it again.
+    parse_step run();
+
+    // The offset of the next byte to parse.
+    uint64_t offset() const noexcept { return _in.offset(); }
+
+private:
+    struct column_info {
+        bool complex;
+        std::optional<uint32_t> fixed_length;
+    };
+    utils::sync_generator<parse_step> parse();
+
+    const serialization_header& _header;
+    mx_consumer& _consumer;
+    parser_input _in;
+    std::vector<std::optional<uint32_t>> _clustering_lengths;
+    std::vector<column_info> _static_columns;
+    std::vector<column_info> _regular_columns;
+    std::exception_ptr _error;
+    utils::sync_generator<parse_step> _gen;
+};
+
+} // namespace reef::sstables

@@ -41,9 +41,9 @@ bool keep_live_cells(row& r, deletion_time_type now) {
 class compacting_reader final : public mutation_reader_impl {
 public:
     compacting_reader(mutation_reader source, deletion_time_type now, compaction_mode mode,
-                      deletion_time_type gc_before, api::timestamp_type max_purgeable)
+                      deletion_time_type gc_before, api::timestamp_type max_purgeable, streamed_forwarding fwd)
         : mutation_reader_impl(source.schema()), _source(std::move(source)), _mode(mode),
-          _purger{now, gc_before, max_purgeable} {}
+          _purger{now, gc_before, max_purgeable}, _forwarding(fwd == streamed_forwarding::yes) {}
 
     future<> fill_buffer() override {
         while (!is_buffer_full()) {
@@ -71,6 +71,9 @@ public:
             _in_partition = false;
             co_await _source.next_partition();
         }
+        // A forwarding stream ended with the last window; the next
+        // partition is to come.
+        _end_of_stream = false;
     }
 
     future<> fast_forward_to(const dht::partition_range& pr) override {
@@ -79,9 +82,13 @@ public:
         co_await _source.fast_forward_to(pr);
     }
 
-    future<> fast_forward_to(position_range) override {
-        return make_exception_future<>(std::make_exception_ptr(
-            std::logic_error("compacting reader: clustering-window forwarding is not supported")));
+    future<> fast_forward_to(position_range pr) override {
+        if (!_forwarding) {
+            throw std::logic_error("compacting reader: fast_forward_to(position_range) without forwarding");
+        }
+        // The source opens the window with the range tombstone in force
+        // there and closes it at the window's end; the state here follows.
+        co_await _source.fast_forward_to(std::move(pr));
     }
 
     future<> close() noexcept override { return _source.close(); }
@@ -108,7 +115,7 @@ private:
         _emitted_range_tomb = {};
         tombstone out = for_query() ? tombstone{} : _purger.purged(ps.partition_tombstone);
         _pending_start.emplace(partition_start{std::move(ps.key), out});
-        if (out) {
+        if (out || _forwarding) {
             emit_start();
         }
     }
@@ -175,6 +182,7 @@ private:
     mutation_reader _source;
     compaction_mode _mode;
     deletion_purger _purger;
+    bool _forwarding;
     // The source is inside a partition (its partition_start was consumed).
     bool _in_partition = false;
     // The partition's start while nothing of it has gone out yet.
@@ -190,9 +198,9 @@ private:
 
 mutation_reader make_compacting_reader(mutation_reader source, deletion_time_type now, compaction_mode mode,
                                        std::optional<deletion_time_type> gc_before,
-                                       api::timestamp_type max_purgeable) {
+                                       api::timestamp_type max_purgeable, streamed_forwarding fwd) {
     deletion_time_type gc = gc_before ? *gc_before : now - source.schema()->options().gc_grace_seconds;
-    return mutation_reader(std::make_unique<compacting_reader>(std::move(source), now, mode, gc, max_purgeable));
+    return mutation_reader(std::make_unique<compacting_reader>(std::move(source), now, mode, gc, max_purgeable, fwd));
 }
 
 } // namespace reef

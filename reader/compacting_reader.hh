@@ -39,13 +39,16 @@ enum class compaction_mode {
 // Wraps `source` (forward or reversed: the compaction of a fragment
 // depends only on the tombstones in force where it sits, which the stream
 // carries in either direction). gc_before (compaction mode only) defaults
-// to now - the schema's gc_grace_seconds. The source must not be in
-// clustering-window forwarding mode (fast_forward_to(position_range) on
-// the result throws std::logic_error); next_partition and partition-range
-// fast-forwarding pass through.
+// to now - the schema's gc_grace_seconds. next_partition and
+// partition-range fast-forwarding pass through. With fwd = yes the source
+// must be in clustering-window forwarding mode too: windows pass through,
+// and every partition's start is emitted, empty or not (the consumer needs
+// it to open the windows where the partition's data may be); without it,
+// fast_forward_to(position_range) throws std::logic_error.
 mutation_reader make_compacting_reader(
     mutation_reader source, deletion_time_type now, compaction_mode mode,
     std::optional<deletion_time_type> gc_before = std::nullopt,
-    api::timestamp_type max_purgeable = std::numeric_limits<api::timestamp_type>::max());
+    api::timestamp_type max_purgeable = std::numeric_limits<api::timestamp_type>::max(),
+    streamed_forwarding fwd = streamed_forwarding::no);
 
 } // namespace reef

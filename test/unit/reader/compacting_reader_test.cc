@@ -1,6 +1,7 @@
 // Tests of the compacting reader against the model: compaction mode must give mutation_partition::purge's
 // result, query mode a query result built here from drop_shadowed and liveness; forward and reversed, with
-// next_partition at random points, every output stream validated; and a few hand-made cases.
+// next_partition at random points, sliced sources and clustering windows, every output stream validated; and a
+// few hand-made cases.
 #include "mutation/fragment_stream_validator.hh"
 #include "reader/compacting_reader.hh"
 #include "test/lib/random_mutation.hh"
@@ -61,7 +62,8 @@ row live_cells(const row& r, deletion_time_type now) {
 // With a slice (forward ranges), only the rows in it; the static row
 // whatever the slice.
 std::optional<mutation> model_query(mutation m, deletion_time_type now,
-                                    const std::optional<clustering_ranges>& slice = std::nullopt) {
+                                    const std::optional<clustering_ranges>& slice = std::nullopt,
+                                    bool keep_empty = false) {
     m.partition().drop_shadowed();
     const schema& s = *m.schema();
     position_in_partition_comparator cmp(s);
@@ -91,8 +93,40 @@ std::optional<mutation> model_query(mutation m, deletion_time_type now,
             out.partition().apply_row(s, key, live);
         }
     }
-    if (out.partition().static_row().empty() && out.partition().rows().empty()) {
+    if (!keep_empty && out.partition().static_row().empty() && out.partition().rows().empty()) {
         return std::nullopt;
+    }
+    return out;
+}
+
+// m's partition tombstone and static row, its rows inside `ranges`
+// (forward) and its range tombstones clipped to them: what a forwarding
+// read of those windows returns.
+mutation restrict_to(const mutation& m, const clustering_ranges& ranges) {
+    const schema& s = *m.schema();
+    position_in_partition_comparator cmp(s);
+    mutation out(m.schema(), m.decorated_key());
+    auto& p = out.partition();
+    p.apply(m.partition().partition_tombstone());
+    for (auto& [id, c] : m.partition().static_row().cells()) {
+        p.apply_static(s, id, c);
+    }
+    for (auto& [key, r] : m.partition().rows()) {
+        auto pos = position_in_partition::for_key(key);
+        for (auto& w : ranges) {
+            if (cmp(w.start, pos) <= 0 && cmp(pos, w.end) < 0) {
+                p.apply_row(s, key, r);
+            }
+        }
+    }
+    for (auto& e : m.partition().range_tombstones()) {
+        for (auto& w : ranges) {
+            auto& start = cmp(e.start, w.start) < 0 ? w.start : e.start;
+            auto& end = cmp(e.end, w.end) < 0 ? e.end : w.end;
+            if (cmp(start, end) < 0) {
+                p.apply_range_tombstone(start, end, e.tomb);
+            }
+        }
     }
     return out;
 }
@@ -409,7 +443,7 @@ REEF_TEST_CASE(test_hand_made_cases) {
     BOOST_CHECK_EQUAL((co_await compact(pt, compaction_mode::compaction, 20, 10)).size(), 2u);
     BOOST_CHECK((co_await compact(pt, compaction_mode::compaction, 20, 11)).empty());
 
-    // Clustering windows are refused.
+    // Clustering windows are refused without forwarding.
     auto w = make_compacting_reader(make_fragment_vector_reader(s, to_fragments(m)), 0, compaction_mode::query);
     bool threw = false;
     try {
@@ -470,4 +504,118 @@ REEF_TEST_CASE(test_long_run_of_dropped_fragments) {
         // A query sees nothing; compaction keeps the partition tombstone.
         BOOST_CHECK_EQUAL(out.size(), mode == compaction_mode::query ? 0u : 2u);
     }
+}
+
+namespace {
+
+// Fragments until the end of the stream (or of the window).
+future<> read_to_end(mutation_reader& r, std::vector<mutation_fragment>& out) {
+    while (true) {
+        if (r.is_buffer_empty()) {
+            if (r.is_end_of_stream()) {
+                co_return;
+            }
+            co_await r.fill_buffer();
+            continue;
+        }
+        out.push_back(r.pop_mutation_fragment());
+    }
+}
+
+// A forwarding consumer: each partition's start (and static row), then the
+// windows one by one, then next_partition. The partition_end that a
+// forwarding stream leaves out is added, so the result is a whole stream.
+future<std::vector<mutation_fragment>> read_windows(mutation_reader& r, const clustering_ranges& windows) {
+    std::vector<mutation_fragment> out;
+    while (true) {
+        size_t before = out.size();
+        co_await read_to_end(r, out);
+        if (out.size() == before) {
+            co_return out;
+        }
+        for (auto& w : windows) {
+            position_range window = w;
+            co_await r.fast_forward_to(std::move(window));
+            co_await read_to_end(r, out);
+        }
+        out.push_back(partition_end{});
+        co_await r.next_partition();
+    }
+}
+
+future<> run_forwarding(compaction_mode mode, int cases_per_schema) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    for (auto s : random_test_schemas()) {
+        mutation_generator g(s, seed);
+        for (int i = 0; i < cases_per_schema; ++i) {
+            bool reversed = g.rnd(0, 1);
+            auto times = random_times(g);
+            std::set<dht::decorated_key> keys;
+            for (int k = g.rnd(1, 4); k > 0; --k) {
+                keys.insert(pkey(g.rnd(0, 1000)));
+            }
+            std::vector<mutation> input;
+            for (auto& k : keys) {
+                input.push_back(g.make(k));
+            }
+            auto windows = g.make_ranges();
+            auto stream_windows = reversed ? reverse_ranges(windows) : windows;
+            auto source = make_fragment_vector_reader(s, stream_of(input, reversed), dht::partition_range::full(),
+                                                      streamed_forwarding::yes, reversed, std::nullopt,
+                                                      size_t(g.rnd(1, 8)));
+            auto r = make_compacting_reader(std::move(source), times.now, mode, times.gc_before, times.max_purgeable,
+                                            streamed_forwarding::yes);
+            std::exception_ptr ex;
+            std::vector<mutation_fragment> got;
+            try {
+                got = co_await read_windows(r, stream_windows);
+            } catch (...) {
+                ex = std::current_exception();
+            }
+            co_await r.close();
+            co_await yield();
+            BOOST_TEST_CONTEXT("seed " << seed << " table " << s->table() << " case " << i << " reversed " << reversed
+                                       << " now " << times.now << " gc_before " << times.gc_before
+                                       << " max_purgeable " << times.max_purgeable << " windows " << windows.size()
+                                       << "\ninput:\n" << described{input}) {
+                if (ex) {
+                    try {
+                        std::rethrow_exception(ex);
+                    } catch (const std::exception& e) {
+                        BOOST_FAIL("read failed: " << e.what());
+                    }
+                }
+                fragment_stream_validator v(*s, reversed);
+                for (auto& f : got) {
+                    v(f);
+                }
+                v.on_end_of_stream();
+                // Every partition comes out, with what its windows hold.
+                std::vector<mutation> expected;
+                for (auto& m : input) {
+                    if (mode == compaction_mode::query) {
+                        expected.push_back(*model_query(m, times.now, windows, true));
+                    } else {
+                        auto purged = m;
+                        purged.partition().purge(times.now, times.gc_before, times.max_purgeable);
+                        expected.push_back(restrict_to(purged, windows));
+                    }
+                }
+                if (mode == compaction_mode::query) {
+                    check_no_tombstones(got, times.now);
+                }
+                auto actual = mutations_from_fragments(s, got, reversed);
+                BOOST_REQUIRE_MESSAGE(actual == expected, "expected:\n" << describe(expected) << "got:\n"
+                                                                        << describe(actual));
+            }
+        }
+    }
+}
+
+} // namespace
+
+REEF_TEST_CASE(test_forwarding_windows) {
+    co_await run_forwarding(compaction_mode::compaction, 500);
+    co_await run_forwarding(compaction_mode::query, 500);
 }

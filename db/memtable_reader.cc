@@ -66,6 +66,8 @@ public:
     range_tombstone_view(const range_tombstone_list& l, const schema& s, bool reversed)
         : _list(l), _fwd(s), _reversed(reversed) {}
 
+    bool empty() const noexcept { return _list.empty(); }
+
     // The tombstone in force from stream position q on.
     tombstone value_at(const position_in_partition& q) const {
         auto& v = _list.ranges();
@@ -198,7 +200,7 @@ public:
             // tombstone in force is emitted where the window starts. Only
             // rows outside the slice lie in between; they are fed again and
             // dropped again.
-            if (_order(pr.start, _pos) < 0) {
+            if (_order(pr.start, pos()) < 0) {
                 _pos = pr.start;
                 seek_rows_to(_pos);
                 save_resume_key();
@@ -258,6 +260,7 @@ private:
             }
         }
         if (_state == state::in_partition) {
+            pos();  // while the row before _row is still the one passed
             save_resume_key();
         }
     }
@@ -269,6 +272,7 @@ private:
             push(static_row{_p->static_row()});
         }
         _pos = position_in_partition::before_all_clustered_rows();
+        _pos_after_row = false;
         _synced = false;
         _in_force = {};
         _row = _reversed ? _p->rows().end() : _p->rows().begin();
@@ -280,6 +284,15 @@ private:
             _filter.emplace(*_schema, _slice, _reversed);
         }
         _state = state::in_partition;
+    }
+
+    // The position the walk is at (see _pos_after_row).
+    const position_in_partition& pos() {
+        if (_pos_after_row) {
+            _pos = position_in_partition::after_key(!_reversed ? std::prev(_row)->first : _row->first);
+            _pos_after_row = false;
+        }
+        return _pos;
     }
 
     // The next row in the read's order, or null.
@@ -317,12 +330,12 @@ private:
         auto& rows = _p->rows();
         if (!_reversed) {
             _row = _resume_key ? rows.upper_bound(*_resume_key) : rows.begin();
-            while (_row != rows.end() && _order.key_vs(_row->first, _pos) < 0) {
+            while (_row != rows.end() && _order.key_vs(_row->first, pos()) < 0) {
                 ++_row;
             }
         } else {
             _row = _resume_key ? rows.lower_bound(*_resume_key) : rows.end();
-            while (_row != rows.begin() && _order.key_vs(std::prev(_row)->first, _pos) < 0) {
+            while (_row != rows.begin() && _order.key_vs(std::prev(_row)->first, pos()) < 0) {
                 --_row;
             }
         }
@@ -357,7 +370,7 @@ private:
         }
         range_tombstone_view rts(_p->range_tombstones(), *_schema, _reversed);
         while (!is_buffer_full()) {
-            if (auto target = _filter->skip_target(); target && _order(*target, _pos) > 0) {
+            if (auto target = _filter->skip_target(); target && _order(*target, pos()) > 0) {
                 // Between ranges: what lies before the next range is not
                 // emitted, but the filter must know the tombstone in force
                 // where the range opens. Told at _pos, outside any range.
@@ -373,14 +386,16 @@ private:
             }
             std::optional<range_tombstone_change> change;
             if (!_synced) {
-                if (tombstone t = rts.value_at(_pos); t != _in_force) {
-                    change.emplace(range_tombstone_change{_pos, t});
+                // Without range tombstones, no need to build the position.
+                tombstone t = rts.empty() ? tombstone{} : rts.value_at(pos());
+                if (t != _in_force) {
+                    change.emplace(range_tombstone_change{pos(), t});
                 } else {
                     _synced = true;
                 }
             }
-            if (!change) {
-                if (auto b = rts.next_boundary_after(_pos)) {
+            if (!change && !rts.empty()) {
+                if (auto b = rts.next_boundary_after(pos())) {
                     tombstone t = rts.value_at(*b);
                     change.emplace(range_tombstone_change{std::move(*b), t});
                 }
@@ -405,7 +420,8 @@ private:
                 return;
             }
             if (take_row) {
-                _pos = position_in_partition::after_key(r->first);
+                // _pos is after this row; built only when asked for (pos()).
+                _pos_after_row = true;
                 _synced = false;
                 advance_row();
             } else {
@@ -446,6 +462,9 @@ private:
     // The partition being read.
     const mutation_partition* _p = nullptr;
     position_in_partition _pos = position_in_partition::before_all_clustered_rows();
+    // _pos is stale: the position is after the row just passed (the one
+    // before _row in the read's order). Saves a key copy per row.
+    bool _pos_after_row = false;
     bool _synced = false;
     tombstone _in_force;
     // Forward: the next row. Reversed: the next row is the one before it.

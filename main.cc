@@ -22,14 +22,15 @@ const subcommand subcommands[] = {
      reef::perf::perf_memtable_main},
     {"perf-checked-read", "benchmark of Data.db's checked sources: scans and range reads per compressor",
      reef::perf::perf_checked_read_main},
-    {"sstable", "tools for sstable files: dump-index, dump-summary, dump-compression-info (`reef sstable --help`)",
+    {"sstable", "tools for sstable files: dump-index, dump-summary, dump-compression-info, validate-checksums\n"
+     "                     (`reef sstable --help`)",
      reef::tools::sstable_main},
 };
 
 void usage(FILE* out) {
     std::fprintf(out, "usage: reef <subcommand> [options]\n\nsubcommands:\n");
     for (auto& s : subcommands) {
-        std::fprintf(out, "  %-16s %s\n", s.name, s.help);
+        std::fprintf(out, "  %-18s %s\n", s.name, s.help);
     }
     std::fprintf(out, "\n`reef <subcommand> --help` lists a subcommand's options.\n"
                       "Running the node itself (reef with no subcommand) arrives with the CQL server.\n");

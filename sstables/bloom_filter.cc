@@ -14,8 +14,7 @@ namespace {
 constexpr int32_t max_hash_count = 64;
 
 template <typename Fn>
-void for_each_index(std::span<const std::byte> key, uint32_t hash_count, uint64_t bit_count, Fn&& fn) {
-    auto h = utils::cassandra_murmur3_x64_128(key, 0);
+void for_each_index(const bloom_filter::hash_type& h, uint32_t hash_count, uint64_t bit_count, Fn&& fn) {
     // Java long arithmetic: base wraps on overflow, % keeps the dividend's sign, then abs.
     uint64_t base = uint64_t(h[1]);
     uint64_t inc = uint64_t(h[0]);
@@ -38,12 +37,16 @@ void reverse_words(std::string& bits) {
 
 } // namespace
 
-bool bloom_filter::is_present(std::span<const std::byte> key) const noexcept {
+bloom_filter::hash_type bloom_filter::hash_of(std::span<const std::byte> key) noexcept {
+    return utils::cassandra_murmur3_x64_128(key, 0);
+}
+
+bool bloom_filter::is_present(const hash_type& h) const noexcept {
     if (_bits.empty()) {
         return true;
     }
     bool present = true;
-    for_each_index(key, _hash_count, bit_count(), [&](uint64_t idx) {
+    for_each_index(h, _hash_count, bit_count(), [&](uint64_t idx) {
         if (!((uint8_t(_bits[idx >> 3]) >> (idx & 7)) & 1)) {
             present = false;
         }
@@ -56,7 +59,7 @@ void bloom_filter::add(std::span<const std::byte> key) noexcept {
     if (_bits.empty()) {
         return;
     }
-    for_each_index(key, _hash_count, bit_count(), [&](uint64_t idx) {
+    for_each_index(hash_of(key), _hash_count, bit_count(), [&](uint64_t idx) {
         _bits[idx >> 3] = char(uint8_t(_bits[idx >> 3]) | (1u << (idx & 7)));
         return true;
     });

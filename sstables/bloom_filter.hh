@@ -5,6 +5,7 @@
 
 #include "sstables/version.hh"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,8 +21,13 @@ public:
     bloom_filter() = default;
     bloom_filter(uint32_t hash_count, std::string bits) : _hash_count(hash_count), _bits(std::move(bits)) {}
 
+    // The key's hash, to check one key against many filters while hashing it once.
+    using hash_type = std::array<int64_t, 2>;
+    static hash_type hash_of(std::span<const std::byte> key) noexcept;
+
     // False only for keys certainly absent.
-    bool is_present(std::span<const std::byte> key) const noexcept;
+    bool is_present(std::span<const std::byte> key) const noexcept { return is_present(hash_of(key)); }
+    bool is_present(const hash_type& h) const noexcept;
     bool is_present(std::string_view key) const noexcept {
         return is_present(std::as_bytes(std::span<const char>(key)));
     }

@@ -7,6 +7,7 @@
 #include "sstables/exceptions.hh"
 #include "sstables/version.hh"
 #include "tools/sstable_dump_components.hh"
+#include "tools/sstable_validate.hh"
 
 #include <fmt/format.h>
 
@@ -29,6 +30,8 @@ const verb verbs[] = {
     {"dump-summary", "Summary.db (or the summary rebuilt from Index.db when it is missing) as JSON", dump_summary_json},
     {"dump-compression-info", "CompressionInfo.db (compressor, options, chunk length, chunk offsets) as JSON",
      dump_compression_info_json},
+    {"validate-checksums", "checks every Data.db chunk's CRC32 and the whole-file digest; JSON per sstable",
+     validate_checksums_json},
 };
 
 void usage(FILE* out) {

@@ -34,6 +34,7 @@ BOOST_AUTO_TEST_CASE(test_every_corpus_key_is_in_its_filter) {
             for (auto& e : entries) {
                 BOOST_CHECK_MESSAGE(f.is_present(e.key.view()), "key of " << e.key.size() << " bytes at Index.db offset "
                                                                            << e.index_position << " not in the filter");
+                BOOST_CHECK(f.is_present(bloom_filter::hash_of(e.key.bytes())));
                 present.insert(std::string(e.key.view()));
                 ++keys;
             }

@@ -6,7 +6,11 @@
 #include "sstables/index_entry.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/sstable_corpus.hh"
+#include "test/lib/tmpdir.hh"
 #include "tools/sstable_dump_components.hh"
+#include "tools/sstable_validate.hh"
+
+#include <fstream>
 
 #include <boost/test/unit_test.hpp>
 
@@ -74,4 +78,56 @@ REEF_TEST_CASE(test_dumps_say_what_the_parsers_read) {
         }
     }
     BOOST_TEST_MESSAGE("sstables dumped: " << sstables << ", promoted-index blocks printed: " << blocks);
+}
+
+REEF_TEST_CASE(test_validate_checksums) {
+    auto all = reef::testing::all_test_sstables();
+    std::vector<descriptor> descs;
+    for (auto& t : all) {
+        descs.push_back(t.desc);
+    }
+    auto text = co_await tools::validate_checksums_json(descs);
+    auto docs = reef::testing::read_json_documents(text);
+    BOOST_REQUIRE_EQUAL(docs.size(), 1u);
+    for (auto& t : all) {
+        BOOST_TEST_CONTEXT(t.name()) {
+            auto* v = docs[0].get("sstables")->get(t.path(component_type::data));
+            BOOST_REQUIRE(v);
+            BOOST_CHECK_EQUAL(v->get("has_checksums")->raw,
+                              t.has(component_type::compression_info) || t.has(component_type::crc) ? "true" : "false");
+            BOOST_CHECK_EQUAL(v->get("valid_checksums")->raw, "true");
+            BOOST_CHECK_EQUAL(v->get("valid_digest")->raw, "true");
+            BOOST_CHECK(!v->get("error"));
+        }
+    }
+    // A copy with one byte of a compressed Data.db flipped: the chunk's checksum and the digest both fail.
+    for (auto& t : all) {
+        if (!t.has(component_type::compression_info)) {
+            continue;
+        }
+        reef::testing::tmpdir dir;
+        auto d = t.desc;
+        d.directory = dir.path();
+        for (auto c : {component_type::data, component_type::index, component_type::summary, component_type::filter,
+                       component_type::statistics, component_type::compression_info, component_type::digest,
+                       component_type::toc}) {
+            if (t.has(c)) {
+                std::filesystem::copy_file(t.path(c), d.filename(c));
+            }
+        }
+        auto data = reef::testing::read_file(d.filename(component_type::data));
+        data[data.size() / 2] ^= 0x20;
+        {
+            std::ofstream out(d.filename(component_type::data), std::ios::binary | std::ios::trunc);
+            out.write(data.data(), std::streamsize(data.size()));
+        }
+        std::vector<descriptor> one{d};
+        auto bad = reef::testing::read_json_documents(co_await tools::validate_checksums_json(one));
+        auto* v = bad[0].get("sstables")->get(d.filename(component_type::data));
+        BOOST_REQUIRE(v);
+        BOOST_CHECK_EQUAL(v->get("valid_checksums")->raw, "false");
+        BOOST_CHECK_EQUAL(v->get("valid_digest")->raw, "false");
+        BOOST_CHECK(v->get("error")->text.find(d.filename(component_type::data)) != std::string::npos);
+        break;
+    }
 }

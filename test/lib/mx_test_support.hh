@@ -2,9 +2,12 @@
 // feeds a byte string to an mx_parser in buffers of chosen sizes, and the corpus' uncompressed datasets.
 #pragma once
 
+#include "sstables/compression_info.hh"
+#include "sstables/compressor.hh"
 #include "sstables/mx_parser.hh"
 #include "sstables/statistics.hh"
 #include "sstables/version.hh"
+#include "mutation/token.hh"
 #include "test/lib/peer_corpus.hh"
 
 #include <boost/test/unit_test.hpp>
@@ -94,6 +97,35 @@ private:
     proceed maybe_full() { return full_every && ++_calls % full_every == 0 ? proceed::no : proceed::yes; }
 };
 
+// The uncompressed Data.db stream: the file itself, or its chunks decompressed (checksums are the checked
+// sources' business; their tests check them).
+inline std::vector<std::byte> uncompressed_data(const std::filesystem::path& data_path) {
+    auto d = sstables::descriptor::from_path(data_path.string());
+    auto stored = read_file(data_path);
+    auto ci_path = d.filename(sstables::component_type::compression_info);
+    if (!std::filesystem::exists(ci_path)) {
+        std::vector<std::byte> b(stored.size());
+        std::memcpy(b.data(), stored.data(), stored.size());
+        return b;
+    }
+    auto ci = sstables::parse_compression_info(read_file(ci_path), d.version, ci_path, stored.size());
+    std::vector<std::byte> out(ci.data_length);
+    for (size_t i = 0; i < ci.chunk_count(); ++i) {
+        uint64_t start = ci.chunk_offsets[i];
+        uint64_t stop = (i + 1 < ci.chunk_count() ? ci.chunk_offsets[i + 1] : stored.size()) - 4;
+        uint64_t len = ci.uncompressed_chunk_length(i);
+        auto chunk = std::string_view(stored).substr(start, stop - start);
+        char* dst = reinterpret_cast<char*>(out.data()) + i * uint64_t(ci.chunk_length);
+        if (chunk.size() >= ci.max_compressed_length) {
+            BOOST_REQUIRE_EQUAL(chunk.size(), len);
+            std::memcpy(dst, chunk.data(), len);
+        } else if (len > 0) {
+            sstables::decompress_chunk(ci.algorithm, chunk, dst, len, data_path.string(), start);
+        }
+    }
+    return out;
+}
+
 // Feeds data to the parser, next_size() bytes at a time, until it is done; returns the number of stops.
 // Fails the test if the parser asks for data after the end of the stream was fed (it would hang).
 inline size_t drive_parser(sstables::mx_parser& p, std::span<const std::byte> data, const std::function<size_t()>& next_size) {
@@ -133,7 +165,7 @@ inline std::vector<std::byte> read_bytes(const std::filesystem::path& p) {
     return b;
 }
 
-// One sstable of a corpus dataset: its Data.db path, bytes and Statistics.
+// One sstable of a corpus dataset: its Data.db path, uncompressed bytes and Statistics.
 struct corpus_sstable {
     std::filesystem::path data_path;
     std::vector<std::byte> data;
@@ -154,28 +186,43 @@ inline std::vector<corpus_sstable> load_sstables(const std::filesystem::path& da
         auto d = sstables::descriptor::from_path(p.string());
         auto stats_path = d.filename(sstables::component_type::statistics);
         auto stats_bytes = read_bytes(stats_path);
-        out.push_back({p, read_bytes(p), sstables::parse_statistics(stats_bytes, d.version, stats_path)});
+        out.push_back({p, uncompressed_data(p), sstables::parse_statistics(stats_bytes, d.version, stats_path)});
     }
     return out;
 }
 
-// Datasets whose Data.db is stored uncompressed (no CompressionInfo.db).
-inline std::vector<std::filesystem::path> uncompressed_datasets(const std::filesystem::path& corpus) {
-    std::vector<std::filesystem::path> out;
-    for (auto& e : std::filesystem::directory_iterator(corpus)) {
-        if (!e.is_directory() || e.path().filename().string()[0] == '_') {
-            continue;
-        }
-        bool compressed = false;
-        for (auto& f : std::filesystem::directory_iterator(e.path())) {
-            compressed |= f.path().filename().string().ends_with("-CompressionInfo.db");
-        }
-        if (!compressed) {
-            out.push_back(e.path());
+// The corpus' dataset names, sorted; {"<no corpus>"} when it is absent (a data test case needs a sample; the
+// test then skips). Evaluated when test cases register, so each dataset is a test case of its own.
+inline std::vector<std::string> corpus_dataset_names() {
+    auto corpus = peer_corpus_dir();
+    std::vector<std::string> out;
+    if (corpus) {
+        for (auto& e : std::filesystem::directory_iterator(*corpus)) {
+            if (e.is_directory() && e.path().filename().string()[0] != '_') {
+                out.push_back(e.path().filename().string());
+            }
         }
     }
     std::sort(out.begin(), out.end());
+    if (out.empty()) {
+        out.push_back("<no corpus>");
+    }
     return out;
+}
+
+// The partitioner's token order for the fragment stream validator: Murmur3, or for ByteOrderedPartitioner an
+// order-preserving stand-in (the key's first 8 bytes, zero-padded, as a signed number; ties go to the key bytes).
+inline std::function<dht::token(bytes_view)> token_function_for(const std::string& partitioner) {
+    if (partitioner.ends_with("ByteOrderedPartitioner")) {
+        return [](bytes_view key) {
+            uint64_t v = 0;
+            for (size_t i = 0; i < 8; ++i) {
+                v = (v << 8) | (i < key.size() ? key[i] : 0);
+            }
+            return dht::token(int64_t(v ^ (uint64_t(1) << 63)));
+        };
+    }
+    return [](bytes_view key) { return dht::murmur3_token(key); };
 }
 
 } // namespace reef::testing

@@ -1,4 +1,4 @@
-// Data.db parser tests: every uncompressed corpus sstable parses to what Cassandra's dump (expected.json) shows
+// Data.db parser tests: every corpus sstable parses to what Cassandra's dump (expected.json) shows
 // (partition keys and positions, rows, clustering values, liveness, deletions, cell timestamps, TTLs, values,
 // range tombstone markers), identically for any buffer split and with consumer stops and row skips; truncated
 // and corrupted copies give malformed_sstable_exception, never a crash or a hang.
@@ -358,17 +358,8 @@ std::function<size_t()> random_sizes(std::mt19937& rng) {
     };
 }
 
-// The uncompressed datasets of the corpus (CATALOG.md), one test process each; test_dataset_list_is_complete
-// notices a new one.
-const std::vector<std::string> uncompressed_names = {
-    "gen_me_all_types_uncompressed", "gen_me_large_partition_uncompressed", "gen_me_many_partitions_uncompressed",
-    "gen_nb_all_types_uncompressed", "scylla_collections", "scylla_compound_ck", "scylla_counters",
-    "scylla_deleted_cells", "scylla_filtering_and_forwarding", "scylla_filtering_and_forwarding_range_tombstones",
-    "scylla_range_tombstones_partial", "scylla_range_tombstones_simple", "scylla_read_range_tombstone_boundaries_index",
-    "scylla_simple", "scylla_skip_using_index_rows", "scylla_slicing_interleaved_rows_and_rts",
-    "scylla_write_deleted_row", "scylla_write_many_deleted_partitions", "scylla_write_overlapped_range_tombstones",
-    "scylla_write_ttled_row",
-};
+// Every dataset of the corpus is a test case of its own (compressed ones are decompressed first).
+const std::vector<std::string> dataset_names = corpus_dataset_names();
 
 #ifdef REEF_DEBUG
 constexpr bool debug_build = true;
@@ -387,19 +378,7 @@ uint32_t test_seed() {
 
 namespace bdata = boost::unit_test::data;
 
-BOOST_AUTO_TEST_CASE(test_dataset_list_is_complete) {
-    auto corpus = require_peer_corpus();
-    if (!corpus) {
-        return;
-    }
-    std::vector<std::string> found;
-    for (auto& d : uncompressed_datasets(*corpus)) {
-        found.push_back(d.filename().string());
-    }
-    BOOST_CHECK_EQUAL_COLLECTIONS(found.begin(), found.end(), uncompressed_names.begin(), uncompressed_names.end());
-}
-
-BOOST_DATA_TEST_CASE(test_matches_the_dump, bdata::make(uncompressed_names), name) {
+BOOST_DATA_TEST_CASE(test_matches_the_dump, bdata::make(dataset_names), name) {
     auto corpus = require_peer_corpus();
     if (!corpus) {
         return;
@@ -436,7 +415,7 @@ BOOST_DATA_TEST_CASE(test_matches_the_dump, bdata::make(uncompressed_names), nam
     BOOST_TEST_MESSAGE(name << ": " << lines << " rows and markers");
 }
 
-BOOST_DATA_TEST_CASE(test_buffer_splits_do_not_change_the_result, bdata::make(uncompressed_names), name) {
+BOOST_DATA_TEST_CASE(test_buffer_splits_do_not_change_the_result, bdata::make(dataset_names), name) {
     auto corpus = require_peer_corpus();
     if (!corpus) {
         return;
@@ -467,7 +446,7 @@ BOOST_DATA_TEST_CASE(test_buffer_splits_do_not_change_the_result, bdata::make(un
     }
 }
 
-BOOST_DATA_TEST_CASE(test_skipped_rows_leave_the_rest_intact, bdata::make(uncompressed_names), name) {
+BOOST_DATA_TEST_CASE(test_skipped_rows_leave_the_rest_intact, bdata::make(dataset_names), name) {
     auto corpus = require_peer_corpus();
     if (!corpus) {
         return;

@@ -2,6 +2,7 @@
 #include "reader/combined_reader.hh"
 
 #include "mutation/mutation_partition.hh"
+#include "runtime/reactor.hh"
 
 #include <deque>
 #include <fmt/core.h>
@@ -78,6 +79,10 @@ public:
                     break;
                 case action::kind::fill:
                     co_await a.src->reader.fill_buffer();
+                    // Fills that give no output (changes that do not change
+                    // the winner) could go on for long: let others run, and
+                    // (debug builds) unwind the stack (coroutine rule 5).
+                    co_await maybe_yield();
                     break;
                 case action::kind::forward:
                     co_await forward(*a.src, *a.target);

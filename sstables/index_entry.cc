@@ -96,10 +96,11 @@ index_entry read_index_entry(byte_reader& in, sstable_version v) {
     p.partition_header_length = pi.read_unsigned_vint("a partition header length");
     p.partition_deletion = read_deletion_time(pi, v);
     auto count_at = pi.offset();
-    // Each block takes at least 8 bytes and 4 in the offsets array.
+    // Each block takes at least 5 bytes (two one-byte clusterings of a table without clustering columns, offset,
+    // width, flag) and 4 in the offsets array.
     uint64_t count = pi.read_unsigned_vint("a promoted index block count");
-    if (count == 0 || count * 12 > pi.remaining()) {
-        pi.fail_at(count_at, "expected a promoted index block count between 1 and " + std::to_string(pi.remaining() / 12) +
+    if (count == 0 || count > pi.remaining() / 9) {
+        pi.fail_at(count_at, "expected a promoted index block count between 1 and " + std::to_string(pi.remaining() / 9) +
                                  " (what the entry's size leaves room for), found " + std::to_string(count));
     }
     uint64_t blocks_len = pi.remaining() - count * 4;

@@ -291,3 +291,22 @@ BOOST_AUTO_TEST_CASE(test_random_entries_round_trip) {
         }
     }
 }
+
+// The smallest promoted index: a table without clustering columns, blocks of five bytes.
+BOOST_AUTO_TEST_CASE(test_smallest_blocks) {
+    std::vector<promoted_index_block> blocks(3);
+    for (size_t i = 0; i < blocks.size(); ++i) {
+        blocks[i].offset = i;
+        blocks[i].width = 65536;  // a width delta of 0: one byte
+    }
+    std::string out;
+    write_index_entry(out, "k", 0, 3, deletion_time{}, blocks, {}, sstable_version::oa);
+    auto entries = parse_index_entries(out, sstable_version::oa, "Index.db");
+    BOOST_REQUIRE_EQUAL(entries.size(), 1u);
+    BOOST_REQUIRE(entries[0].promoted);
+    BOOST_CHECK_EQUAL(entries[0].promoted->blocks.size(), 15u);
+    auto back = entries[0].promoted->all_blocks({}, sstable_version::oa, "Index.db");
+    BOOST_REQUIRE_EQUAL(back.size(), 3u);
+    BOOST_CHECK_EQUAL(back[2].offset, 2u);
+    BOOST_CHECK_EQUAL(back[2].width, 65536u);
+}

@@ -260,7 +260,6 @@ private:
             }
         }
         if (_state == state::in_partition) {
-            pos();  // while the row before _row is still the one passed
             save_resume_key();
         }
     }
@@ -463,7 +462,9 @@ private:
     const mutation_partition* _p = nullptr;
     position_in_partition _pos = position_in_partition::before_all_clustered_rows();
     // _pos is stale: the position is after the row just passed (the one
-    // before _row in the read's order). Saves a key copy per row.
+    // before _row in the read's order). Saves a key copy per row. A write
+    // may insert a row just before _row, but then reseek_rows() first
+    // moves _row to just after the resume key, the row passed.
     bool _pos_after_row = false;
     bool _synced = false;
     tombstone _in_force;

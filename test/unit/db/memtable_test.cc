@@ -633,3 +633,60 @@ BOOST_AUTO_TEST_CASE(test_other_table_refused) {
     BOOST_CHECK_THROW(mt.apply(m), std::invalid_argument);
     BOOST_CHECK(mt.empty());
 }
+
+// What a read sees of writes made while it runs (buffers of one fragment,
+// so the reader's position is the consumer's): a row or a partition ahead
+// of the position is read, one behind it is not; forward and reversed.
+REEF_TEST_CASE(test_writes_ahead_are_seen) {
+    auto s = testing::int_table_schema();
+    auto row_at = [&](const dht::decorated_key& k, int c) {
+        mutation m(s, k);
+        deletable_row r;
+        r.marker = row_marker{1};
+        m.partition().apply_row(*s, testing::ck(c), r);
+        return m;
+    };
+    std::vector<dht::decorated_key> keys;
+    for (int i = 0; i < 3; ++i) {
+        keys.push_back(pkey(i));
+    }
+    std::sort(keys.begin(), keys.end());
+    for (bool reversed : {false, true}) {
+        auto mt = std::make_shared<memtable>(s);
+        for (int c = 0; c < 20; c += 2) {
+            mt->apply(row_at(keys[0], c));
+            mt->apply(row_at(keys[2], c));
+        }
+        auto r = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, reversed,
+                                      streamed_forwarding::no, 1);
+        std::vector<int> rows;
+        std::vector<dht::decorated_key> partitions;
+        while (auto f = co_await next(r)) {
+            if (auto* cr = std::get_if<clustering_row>(&*f)) {
+                int c = testing::int_of(cr->key.component(0));
+                rows.push_back(c);
+                // Right after row 10 of the first partition: 11 and 9, one
+                // on each side (and the other in the next partition).
+                if (c == 10 && partitions.size() == 1) {
+                    mt->apply(row_at(keys[0], 11));
+                    mt->apply(row_at(keys[0], 9));
+                }
+            } else if (auto* ps = std::get_if<partition_start>(&*f)) {
+                partitions.push_back(ps->key);
+            } else if (std::holds_alternative<partition_end>(*f) && partitions.size() == 1) {
+                mt->apply(row_at(keys[1], 5));  // a partition between the two
+                mt->apply(row_at(keys[0], 30)); // behind: the partition is done
+            }
+        }
+        co_await r.close();
+        std::vector<int> first = reversed ? std::vector<int>{18, 16, 14, 12, 10, 9, 8, 6, 4, 2, 0}
+                                          : std::vector<int>{0, 2, 4, 6, 8, 10, 11, 12, 14, 16, 18};
+        std::vector<int> want = first;
+        want.push_back(5);
+        for (int c = 0; c < 20; c += 2) {
+            want.push_back(reversed ? 18 - c : c);
+        }
+        BOOST_CHECK(partitions == keys);
+        BOOST_CHECK_EQUAL_COLLECTIONS(rows.begin(), rows.end(), want.begin(), want.end());
+    }
+}

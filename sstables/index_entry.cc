@@ -53,6 +53,21 @@ std::vector<promoted_index_block> promoted_index::all_blocks(const std::vector<d
     return out;
 }
 
+size_t promoted_index::first_block_not_before(const position_in_partition& pos, const position_in_partition_comparator& cmp,
+                                              const std::vector<data_type>& types, sstable_version v,
+                                              const std::string& file) const {
+    size_t lo = 0, hi = offsets.size();
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp(block(mid, types, v, file).last.position(), pos) < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 std::optional<uint64_t> index_entry_length(std::string_view bytes, const std::string& file, uint64_t base_offset) {
     if (bytes.size() < 2) {
         return std::nullopt;

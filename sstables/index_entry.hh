@@ -42,6 +42,11 @@ struct promoted_index {
                                const std::string& file) const;
     std::vector<promoted_index_block> all_blocks(const std::vector<data_type>& clustering_types, sstable_version v,
                                                  const std::string& file) const;
+    // Where a read of the partition from pos on starts: the first block whose last position is not before pos
+    // (block_count() when pos is after every block). Decodes O(log n) blocks.
+    size_t first_block_not_before(const position_in_partition& pos, const position_in_partition_comparator& cmp,
+                                  const std::vector<data_type>& clustering_types, sstable_version v,
+                                  const std::string& file) const;
 };
 
 struct index_entry {

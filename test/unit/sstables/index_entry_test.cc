@@ -104,6 +104,27 @@ BOOST_AUTO_TEST_CASE(test_index_entries_match_the_oracle) {
                         BOOST_CHECK(cmp(blocks[b].last.position(), blocks[b + 1].first.position()) < 0);
                     }
                 }
+                // Binary search agrees with a linear scan, for every bound of every block and the positions
+                // just before and after each.
+                // (At most 12 blocks probed per partition: each probe decodes log2(n) blocks.)
+                for (size_t pb = 0; pb < blocks.size(); pb += 1 + blocks.size() / 12) {
+                    auto& probe_block = blocks[pb];
+                    for (auto& bound : {probe_block.first, probe_block.last}) {
+                        auto p = bound.position();
+                        for (auto pos : {p, position_in_partition::before_key(bound.prefix),
+                                         position_in_partition::after_key(bound.prefix)}) {
+                            size_t linear = 0;
+                            while (linear < blocks.size() && cmp(blocks[linear].last.position(), pos) < 0) {
+                                ++linear;
+                            }
+                            BOOST_CHECK_EQUAL(pi.first_block_not_before(pos, cmp, types, t.desc.version, index_name), linear);
+                        }
+                    }
+                }
+                BOOST_CHECK_EQUAL(pi.first_block_not_before(position_in_partition::for_partition_end(), cmp, types,
+                                                            t.desc.version, index_name), blocks.size());
+                BOOST_CHECK_EQUAL(pi.first_block_not_before(position_in_partition::before_all_clustered_rows(), cmp,
+                                                            types, t.desc.version, index_name), 0u);
                 // The last block ends with the partition (its end-of-partition byte included).
                 if (i + 1 < entries.size()) {
                     auto partition_size = entries[i + 1].data_position - e.data_position;

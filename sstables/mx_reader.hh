@@ -1,0 +1,26 @@
+// The full-scan reader of an mx sstable: a mutation_reader over the whole uncompressed Data.db stream (from a
+// data_source: plain, CRC-checked or decompressing), parsed by mx_parser into fragments in file order. For
+// compaction, validation and tools: it reads sequentially and uses no index, so partition ranges and
+// next_partition are honoured by reading past what is not wanted.
+#pragma once
+
+#include "mutation/partition_range.hh"
+#include "reader/mutation_reader.hh"
+#include "runtime/input_stream.hh"
+#include "sstables/mx_fragments.hh"
+#include "sstables/serialization_header.hh"
+
+#include <memory>
+#include <string>
+
+namespace reef::sstables {
+
+// s must match the header's columns (schema_from_header gives one). data_length: the uncompressed stream's
+// length (lengths reaching past it are refused at once). token: the partitioner (Murmur3 by default).
+// No clustering-window forwarding: fast_forward_to(position_range) throws std::logic_error.
+mutation_reader make_mx_full_scan_reader(schema_ptr s, std::shared_ptr<const serialization_header> header,
+                                         data_source src, std::string file, uint64_t data_length,
+                                         dht::partition_range range = dht::partition_range::full(),
+                                         mx_fragment_consumer::token_function token = {});
+
+} // namespace reef::sstables

@@ -22,6 +22,8 @@ const subcommand subcommands[] = {
      reef::perf::perf_memtable_main},
     {"perf-checked-read", "benchmark of Data.db's checked sources: scans and range reads per compressor",
      reef::perf::perf_checked_read_main},
+    {"perf-compacting", "benchmark of the compacting reader: query and compaction modes over in-memory data",
+     reef::perf::perf_compacting_main},
     {"sstable", "tools for sstable files: dump-index, dump-summary, dump-compression-info, validate-checksums\n"
      "                     (`reef sstable --help`)",
      reef::tools::sstable_main},

@@ -7,5 +7,6 @@ namespace reef::perf {
 int perf_runtime_main(int argc, char** argv);
 int perf_memtable_main(int argc, char** argv);
 int perf_checked_read_main(int argc, char** argv);
+int perf_compacting_main(int argc, char** argv);
 
 } // namespace reef::perf

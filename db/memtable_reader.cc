@@ -63,8 +63,9 @@ private:
 // that is s < f <= e in forward terms, which is how it is searched.
 class range_tombstone_view {
 public:
-    range_tombstone_view(const range_tombstone_list& l, const schema& s, bool reversed)
-        : _list(l), _fwd(s), _reversed(reversed) {}
+    // `fwd`: the forward order (both directions search the list with it).
+    range_tombstone_view(const range_tombstone_list& l, const position_in_partition_comparator& fwd, bool reversed)
+        : _list(l), _fwd(fwd), _reversed(reversed) {}
 
     bool empty() const noexcept { return _list.empty(); }
 
@@ -125,7 +126,7 @@ public:
 
 private:
     const range_tombstone_list& _list;
-    position_in_partition_comparator _fwd;
+    const position_in_partition_comparator& _fwd;
     bool _reversed;
 };
 
@@ -147,7 +148,8 @@ public:
     memtable_reader(std::shared_ptr<const memtable> mt, schema_ptr s, const dht::partition_range& range,
                     clustering_ranges slice, bool reversed, streamed_forwarding fwd, size_t buffer_size)
         : mutation_reader_impl(std::move(s)), _mt(std::move(mt)), _range(range), _slice(std::move(slice)),
-          _reversed(reversed), _forwarding(fwd == streamed_forwarding::yes), _order(*_schema, reversed) {
+          _reversed(reversed), _forwarding(fwd == streamed_forwarding::yes), _order(*_schema, reversed),
+          _forward_order(*_schema) {
         if (!_mt) {
             throw std::invalid_argument("make_memtable_reader: no memtable");
         }
@@ -367,7 +369,7 @@ private:
             _synced = false;
             _generation = _mt->generation();
         }
-        range_tombstone_view rts(_p->range_tombstones(), *_schema, _reversed);
+        range_tombstone_view rts(_p->range_tombstones(), _forward_order, _reversed);
         while (!is_buffer_full()) {
             if (auto target = _filter->skip_target(); target && _order(*target, pos()) > 0) {
                 // Between ranges: what lies before the next range is not
@@ -454,6 +456,7 @@ private:
     bool _reversed;
     bool _forwarding;
     stream_order _order;
+    position_in_partition_comparator _forward_order;
 
     state _state = state::seek;
     memtable::partitions_type::const_iterator _part;

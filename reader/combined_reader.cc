@@ -42,6 +42,13 @@ struct source_state {
     // The merge's tombstone epoch at which it was last found not to need a
     // skip (so it is not looked at again until some tombstone changes).
     uint64_t checked_epoch = 0;
+    // What other sources' tombstones delete of it, as found at cover_epoch:
+    // whether they cover it, up to where (nothing: the window's end), and
+    // whether that end is only as far as the look-ahead went.
+    uint64_t cover_epoch = 0;
+    bool covered = false;
+    std::optional<position_in_partition> cover_end;
+    bool cover_is_step = false;
 };
 
 // Work the synchronous merge cannot do itself.
@@ -280,6 +287,7 @@ private:
             src.tomb = {};
             src.floor = w.start;
             src.checked_epoch = 0;
+            src.cover_epoch = 0;
         }
         _state = state::in_window;
     }
@@ -399,6 +407,7 @@ private:
     struct cover_end {
         action need;                                 // a fill of `a` must come first
         std::optional<position_in_partition> end;    // nothing: up to the window's end
+        bool step = false;                           // end is as far as the look-ahead went
     };
     cover_end find_cover_end(source_state& a, api::timestamp_type ts) {
         for (size_t i = 0;; ++i) {
@@ -408,9 +417,9 @@ private:
                     // tombstone covers all of.
                     auto& last = a.pending.back();
                     if (auto* r = std::get_if<clustering_row>(&last.fragment)) {
-                        return {{}, position_in_partition::after_key(r->key)};
+                        return {{}, position_in_partition::after_key(r->key), true};
                     }
-                    return {{}, last.position};
+                    return {{}, last.position, true};
                 }
                 if (a.exhausted) {
                     return {};
@@ -440,51 +449,60 @@ private:
             if (!b.in_partition || b.exhausted || (b.checked_epoch == _epoch && !b.pending.empty())) {
                 continue;
             }
-            bool covered = false;
-            for (auto& a : _sources) {
-                if (&a != &b && a.in_partition && a.tomb.timestamp > b.max_timestamp) {
-                    covered = true;
-                    break;
+            auto& next = b.pending.empty() ? b.floor : b.pending.front().position;
+            // The cover is found again when a tombstone changed, or when b
+            // reached the end of a partial look-ahead.
+            if (b.cover_epoch != _epoch || (b.cover_is_step && _cmp(*b.cover_end, next) <= 0)) {
+                if (auto a = find_cover(b); a.what != action::kind::none) {
+                    return a;
                 }
             }
-            if (!covered) {
-                b.checked_epoch = _epoch;
+            if (!b.covered || (b.cover_end && _cmp(*b.cover_end, next) <= 0)) {
+                b.checked_epoch = _epoch;  // not covered, or already past the cover
                 continue;
             }
-            // Every covering source covers from here; the cover ends where
-            // the last of them stops.
-            std::optional<position_in_partition> end;
-            bool to_window_end = false;
-            for (auto& a : _sources) {
-                if (&a == &b || !a.in_partition || a.tomb.timestamp <= b.max_timestamp) {
-                    continue;
-                }
-                auto c = find_cover_end(a, b.max_timestamp);
-                if (c.need.what != action::kind::none) {
-                    return c.need;
-                }
-                if (!c.end) {
-                    to_window_end = true;
-                    break;
-                }
-                if (!end || _cmp(*end, *c.end) < 0) {
-                    end = std::move(c.end);
-                }
-            }
-            if (to_window_end) {
-                end.reset();
-            } else {
-                auto& next = b.pending.empty() ? b.floor : b.pending.front().position;
-                if (_cmp(*end, next) <= 0) {
-                    b.checked_epoch = _epoch;  // already there
-                    continue;
-                }
-            }
-            if (auto a = skip(b, end); a.what != action::kind::none) {
+            auto target = b.cover_end;
+            if (auto a = skip(b, target); a.what != action::kind::none) {
                 return a;
             }
             b.checked_epoch = _epoch;
         }
+        return {};
+    }
+
+    // Whether the tombstones in force in other sources delete everything b
+    // has, and up to where (b.covered, b.cover_end, b.cover_is_step), as of
+    // this epoch.
+    action find_cover(source_state& b) {
+        bool covered = false;
+        std::optional<position_in_partition> end;  // nothing: up to the window's end
+        bool step = false;
+        for (auto& a : _sources) {
+            if (&a == &b || !a.in_partition || a.tomb.timestamp <= b.max_timestamp) {
+                continue;
+            }
+            // Every covering source covers from here; the cover ends where
+            // the last of them stops.
+            auto c = find_cover_end(a, b.max_timestamp);
+            if (c.need.what != action::kind::none) {
+                return c.need;  // b's cover stays unknown (cover_epoch)
+            }
+            if (!c.end) {
+                covered = true;
+                end.reset();
+                step = false;
+                break;
+            }
+            if (!covered || _cmp(*end, *c.end) < 0) {
+                end = std::move(c.end);
+                step = c.step;
+            }
+            covered = true;
+        }
+        b.covered = covered;
+        b.cover_end = std::move(end);
+        b.cover_is_step = step;
+        b.cover_epoch = _epoch;
         return {};
     }
 

@@ -101,7 +101,7 @@ public:
                     continue;
                 }
                 _in_partition = true;
-                _partition_first = _i;
+                _passed = {};
                 _window.reset();
                 push(f);
                 ++_i;
@@ -134,6 +134,9 @@ public:
                 _window.reset();
                 _end_of_stream = true;
             } else {
+                if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
+                    _passed = rtc->tomb;
+                }
                 ++_i;
             }
             for (auto& o : out) {
@@ -175,12 +178,7 @@ public:
         // The tombstone in force where the window opens is the last change
         // passed. (Not replayed through the filter: a change passed at the
         // window's start would count as already emitted there.)
-        for (size_t j = _i; j-- > _partition_first;) {
-            if (auto* rtc = std::get_if<range_tombstone_change>(&_fragments[j])) {
-                _window->set_tombstone_in_force(rtc->tomb);
-                break;
-            }
-        }
+        _window->set_tombstone_in_force(_passed);
         co_return;
     }
 
@@ -193,7 +191,6 @@ private:
             ++_i;
         }
         ++_i;
-        _partition_first = _i;
     }
 
     std::vector<mutation_fragment> _fragments;
@@ -201,7 +198,7 @@ private:
     bool _forwarding;
     bool _reversed;
     size_t _i = 0;
-    size_t _partition_first = 0;
+    tombstone _passed;  // forwarding: in force after the fragments passed in the partition
     bool _in_partition = false;
     std::optional<mutation_fragment_filter> _window;
 };

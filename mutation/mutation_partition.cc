@@ -81,7 +81,42 @@ void mutation_partition::apply(const schema& s, const mutation_partition& o) {
     _range_tombstones.apply(o._range_tombstones);
 }
 
+namespace {
+
+// Whether drop_shadowed_cells changes anything in r: most rows are not
+// shadowed at all, and are then left as they are, not rebuilt.
+bool has_shadowed_cells(const row& r, tombstone t) {
+    for (auto& [id, c] : r.cells()) {
+        if (auto* cell = std::get_if<atomic_cell>(&c)) {
+            if (t.deletes(cell->timestamp())) {
+                return true;
+            }
+            continue;
+        }
+        auto& coll = std::get<collection_cells>(c);
+        if (coll.tomb && !coll.tomb.supersedes(t)) {
+            return true;
+        }
+        tombstone covering = t;
+        covering.apply(coll.tomb);
+        if (!coll.tomb && coll.cells.empty()) {
+            return true;
+        }
+        for (auto& e : coll.cells) {
+            if (covering.deletes(e.second.timestamp())) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+} // namespace
+
 bool drop_shadowed_cells(row& r, tombstone t) {
+    if (!has_shadowed_cells(r, t)) {
+        return !r.empty();
+    }
     row kept;
     for (auto& [id, c] : r.cells()) {
         if (auto* cell = std::get_if<atomic_cell>(&c)) {
@@ -160,6 +195,24 @@ std::optional<atomic_cell> deletion_purger::purge(const atomic_cell& c) const {
 }
 
 bool deletion_purger::purge(row& r) const {
+    // Rows with nothing dead or expired (the most) are left as they are.
+    auto untouched = [&](const atomic_cell& c) { return c.is_live(now); };
+    bool changes = false;
+    for (auto& [id, c] : r.cells()) {
+        if (auto* cell = std::get_if<atomic_cell>(&c)) {
+            changes = !untouched(*cell);
+        } else {
+            auto& coll = std::get<collection_cells>(c);
+            changes = should_purge(coll.tomb) || (!coll.tomb && coll.cells.empty()) ||
+                      !std::all_of(coll.cells.begin(), coll.cells.end(), [&](auto& e) { return untouched(e.second); });
+        }
+        if (changes) {
+            break;
+        }
+    }
+    if (!changes) {
+        return !r.empty();
+    }
     row kept;
     for (auto& [id, c] : r.cells()) {
         if (auto* cell = std::get_if<atomic_cell>(&c)) {

@@ -4,6 +4,7 @@
 #include "mutation/mutation_partition.hh"
 #include "runtime/reactor.hh"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace reef {
@@ -14,6 +15,19 @@ namespace {
 // tombstones go (a query result carries no tombstones). Returns whether
 // anything is left.
 bool keep_live_cells(row& r, deletion_time_type now) {
+    // A row whose cells are all live and without collection tombstones
+    // (the most) is left as it is.
+    bool all_live = std::all_of(r.cells().begin(), r.cells().end(), [&](auto& e) {
+        if (auto* cell = std::get_if<atomic_cell>(&e.second)) {
+            return cell->is_live(now);
+        }
+        auto& coll = std::get<collection_cells>(e.second);
+        return !coll.tomb && !coll.cells.empty() &&
+               std::all_of(coll.cells.begin(), coll.cells.end(), [&](auto& c) { return c.second.is_live(now); });
+    });
+    if (all_live) {
+        return !r.empty();
+    }
     row kept;
     for (auto& [id, c] : r.cells()) {
         if (auto* cell = std::get_if<atomic_cell>(&c)) {

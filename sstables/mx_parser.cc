@@ -29,18 +29,26 @@ constexpr uint8_t cell_use_row_ttl = 0x10;
 // LivenessInfo.EXPIRED_LIVENESS_TTL: a TTL that marks liveness as already expired.
 constexpr int32_t expired_liveness_ttl = std::numeric_limits<int32_t>::max();
 
-// Deltas against the encoding stats, with Java's wrapping arithmetic (Data.db deltas wrap when a writer's
-// stats are not true minimums).
+// Deltas against the encoding stats, with Cassandra's arithmetic: a 64-bit wrap for timestamps, a 32-bit one
+// for TTLs; a local deletion time is the delta read as a signed 32-bit int plus the 32-bit minimum, in 64 bits
+// (Cassandra 5.0's SerializationHeader.readLocalDeletionTime), so an overflowed minimum gives an impossible
+// (negative) time rather than a plausible wrapped one.
 int64_t add_timestamp(uint64_t delta, int64_t min) { return int64_t(delta + uint64_t(min)); }
 int32_t add_int(uint64_t delta, int64_t min) { return int32_t(uint32_t(delta) + uint32_t(min)); }
+int64_t add_deletion_time(uint64_t delta, int64_t min) { return int64_t(int32_t(uint32_t(delta))) + min; }
 
-// A tombstone's 32-bit deletion time, read as the unsigned seconds it is (good until 2106).
+// A tombstone's deletion time: seconds up to 2106 (an unsigned 32-bit number); anything else is impossible and
+// reads as invalid_deletion_time, as Cassandra 5.0 prints it.
+deletion_time_type deletion_time_of(int64_t ldt) {
+    return ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt);
+}
+// The partition deletion is stored whole (no delta): its 32 bits read unsigned.
 deletion_time_type deletion_time_of(int32_t ldt) { return deletion_time_type(uint32_t(ldt)); }
 
-// The expiry of an expiring cell or liveness, as Cassandra 5.0 decodes mc..nb files (Cell.decodeLocalDeletionTime):
-// an expiry that overflowed into negative numbers, or one before its own TTL, is impossible and reads as
-// invalid_deletion_time (never expires on its own).
-deletion_time_type decode_expiry(int32_t ldt, int32_t ttl) {
+// The expiry of an expiring cell or liveness, or a dead cell's deletion time, as Cassandra 5.0 decodes mc..nb
+// files (Cell.decodeLocalDeletionTime): one that overflowed into negative numbers, or one before its own TTL,
+// is impossible and reads as invalid_deletion_time (never expires on its own).
+deletion_time_type decode_expiry(int64_t ldt, int32_t ttl) {
     if (ldt >= ttl) {
         return ldt;
     }
@@ -248,13 +256,13 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                 MX_READ(_in.read_unsigned_vint(v, "a range tombstone's timestamp"));
                 MX_READ(_in.read_unsigned_vint(v2, "a range tombstone's local deletion time"));
                 marker.tomb = tombstone{add_timestamp(v, stats.min_timestamp),
-                                        deletion_time_of(add_int(v2, stats.min_local_deletion_time))};
+                                        deletion_time_of(add_deletion_time(v2, stats.min_local_deletion_time))};
                 marker.boundary_start_tomb = {};
                 if (is_boundary(marker.kind)) {
                     MX_READ(_in.read_unsigned_vint(v, "a range tombstone boundary's start timestamp"));
                     MX_READ(_in.read_unsigned_vint(v2, "a range tombstone boundary's start local deletion time"));
                     marker.boundary_start_tomb = tombstone{add_timestamp(v, stats.min_timestamp),
-                                                           deletion_time_of(add_int(v2, stats.min_local_deletion_time))};
+                                                           deletion_time_of(add_deletion_time(v2, stats.min_local_deletion_time))};
                 }
                 if (_in.offset() != end) {
                     _in.fail(position, "the range tombstone marker's size says it ends at " + std::to_string(end) +
@@ -288,7 +296,7 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                         _in.fail(ttl_at, "invalid row TTL " + std::to_string(ttl));
                     }
                     row.marker.ttl = ttl;
-                    row.marker.expiry = decode_expiry(add_int(v2, stats.min_local_deletion_time), ttl);
+                    row.marker.expiry = decode_expiry(add_deletion_time(v2, stats.min_local_deletion_time), ttl);
                 }
             } else if (flags & has_ttl) {
                 _in.fail(position, "row flags " + hex(flags) + " have a TTL without a timestamp");
@@ -297,7 +305,7 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                 MX_READ(_in.read_unsigned_vint(v, "the row deletion's timestamp"));
                 MX_READ(_in.read_unsigned_vint(v2, "the row deletion's local deletion time"));
                 row.deletion = tombstone{add_timestamp(v, stats.min_timestamp),
-                                         deletion_time_of(add_int(v2, stats.min_local_deletion_time))};
+                                         deletion_time_of(add_deletion_time(v2, stats.min_local_deletion_time))};
             } else if (row.shadowable_deletion) {
                 _in.fail(position, "a shadowable deletion flag on a row without deletion");
             }
@@ -386,7 +394,7 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                             MX_READ(_in.read_unsigned_vint(v, "a complex column's deletion timestamp"));
                             MX_READ(_in.read_unsigned_vint(v2, "a complex column's local deletion time"));
                             complex_tomb = tombstone{add_timestamp(v, stats.min_timestamp),
-                                                     deletion_time_of(add_int(v2, stats.min_local_deletion_time))};
+                                                     deletion_time_of(add_deletion_time(v2, stats.min_local_deletion_time))};
                         }
                         MX_READ(_in.read_unsigned_vint(cells, "a complex column's cell count"));
                         // Each cell takes at least its flags byte.
@@ -418,10 +426,10 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                             cell.ttl = row.marker.ttl;
                             cell.local_deletion_time = row.marker.expiry;
                         } else {
-                            i32 = no_deletion_time_32;
+                            i64 = no_deletion_time_32;
                             if (cell.is_deleted || cell.is_expiring) {
                                 MX_READ(_in.read_unsigned_vint(v, "a cell's local deletion time"));
-                                i32 = add_int(v, stats.min_local_deletion_time);
+                                i64 = add_deletion_time(v, stats.min_local_deletion_time);
                             }
                             cell.ttl = 0;
                             if (cell.is_expiring) {
@@ -431,10 +439,9 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                                     _in.fail(cell_at, "invalid cell TTL " + std::to_string(cell.ttl));
                                 }
                             }
-                            cell.local_deletion_time = !(cell.is_deleted || cell.is_expiring) ? no_deletion_time
-                                                       : cell.is_expiring ? decode_expiry(i32, cell.ttl)
-                                                       : i32 < 0           ? invalid_deletion_time
-                                                                          : deletion_time_type(i32);
+                            cell.local_deletion_time = !(cell.is_deleted || cell.is_expiring)
+                                                           ? no_deletion_time
+                                                           : decode_expiry(i64, cell.ttl);
                         }
                         path.clear();
                         if (complex) {

@@ -24,7 +24,7 @@ const subcommand subcommands[] = {
      reef::perf::perf_checked_read_main},
     {"perf-compacting", "benchmark of the compacting reader: query and compaction modes over in-memory data",
      reef::perf::perf_compacting_main},
-    {"sstable", "tools for sstable files: dump-index, dump-summary, dump-compression-info, validate-checksums\n"
+    {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-compression-info, validate-checksums\n"
      "                     (`reef sstable --help`)",
      reef::tools::sstable_main},
 };

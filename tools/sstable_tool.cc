@@ -7,6 +7,7 @@
 #include "sstables/exceptions.hh"
 #include "sstables/version.hh"
 #include "tools/sstable_dump_components.hh"
+#include "tools/sstable_dump_data.hh"
 #include "tools/sstable_validate.hh"
 
 #include <fmt/format.h>
@@ -26,6 +27,8 @@ struct verb {
 };
 
 const verb verbs[] = {
+    {"dump-data", "Data.db's partitions, rows and tombstones as JSON, as Cassandra's sstabledump -t prints them",
+     dump_data_json},
     {"dump-index", "Index.db's entries (keys, Data.db positions, promoted indexes) as JSON", dump_index_json},
     {"dump-summary", "Summary.db (or the summary rebuilt from Index.db when it is missing) as JSON", dump_summary_json},
     {"dump-compression-info", "CompressionInfo.db (compressor, options, chunk length, chunk offsets) as JSON",

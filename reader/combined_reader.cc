@@ -219,11 +219,18 @@ private:
         push(std::move(merged));
         std::optional<api::timestamp_type> first_max;
         _skips_possible = false;
+        _single = nullptr;
+        size_t in_partition = 0;
         for (auto& src : _sources) {
             if (src.in_partition) {
                 _skips_possible |= first_max && *first_max != src.max_timestamp;
                 first_max = src.max_timestamp;
+                _single = &src;
+                ++in_partition;
             }
+        }
+        if (in_partition != 1) {
+            _single = nullptr;
         }
         // A forwarding source's stream stops after the static row until a
         // window opens.
@@ -311,6 +318,9 @@ private:
     // several there, and a fill may come in between) and the output's
     // change is emitted once the merge has moved past that position.
     action merge() {
+        if (_single && _single->pending.empty() && !_unflushed) {
+            return pass_through(*_single);
+        }
         while (!is_buffer_full()) {
             if (_skips_possible) {
                 if (auto a = settle_skips(); a.what != action::kind::none) {
@@ -358,6 +368,32 @@ private:
             if (!_unflushed) {
                 _unflushed = std::move(pos);
             }
+        }
+        return {};
+    }
+
+    // The partition is in one source: its fragments go out as they are,
+    // but for changes that change nothing.
+    action pass_through(source_state& src) {
+        while (!is_buffer_full()) {
+            if (src.reader.is_buffer_empty()) {
+                if (src.reader.is_end_of_stream()) {
+                    src.exhausted = true;
+                    return {action::kind::end_window, nullptr, {}};
+                }
+                return {action::kind::fill, &src, {}};
+            }
+            auto f = src.reader.pop_mutation_fragment();
+            if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
+                src.tomb = rtc->tomb;
+                if (rtc->tomb == _emitted) {
+                    continue;
+                }
+                _emitted = rtc->tomb;
+            } else if (!std::holds_alternative<clustering_row>(f)) {
+                source_error(src, f, "inside a clustering window");
+            }
+            push(std::move(f));
         }
         return {};
     }
@@ -585,6 +621,7 @@ private:
     // Some source of the partition has a max timestamp below another's, so
     // one may come to cover the other.
     bool _skips_possible = false;
+    source_state* _single = nullptr;                     // the partition's only source, if it has one
     std::vector<source_state*> _at_min;                  // merge_rows' scratch
 };
 

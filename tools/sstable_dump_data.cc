@@ -340,40 +340,80 @@ std::string dump_data_json(const serialization_header& h, std::span<const std::b
     return std::move(j.out());
 }
 
+namespace {
+
+future<std::string> read_whole(std::string name) {
+    auto f = co_await open_file_dma(name, open_flags::ro);
+    auto size = co_await f.size();
+    auto src = make_file_data_source(f, 0, size);
+    std::string out;
+    while (true) {
+        auto b = co_await src.get();
+        if (b.empty()) {
+            break;
+        }
+        out.append(b.get(), b.size());
+    }
+    co_await src.close();
+    co_await f.close();
+    co_return out;
+}
+
+// One sstable's dump, its Data.db streamed through the checked source into the parser buffer by buffer.
+future<std::string> dump_one(descriptor d, int64_t now) {
+    auto stats_name = d.filename(component_type::statistics);
+    auto stats_bytes = co_await read_whole(stats_name);
+    auto st = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_name);
+    auto components = co_await load_components(d);
+    auto data_name = d.filename(component_type::data);
+    auto f = co_await open_file_dma(data_name, open_flags::ro);
+    auto src = make_data_source(f, components, 0, components.data_length());
+    jackson_printer j;
+    dump_consumer c(*st.header, j, now);
+    mx_parser p(*st.header, data_name, c, 0, components.data_length());
+    j.start_array();
+    temporary_buffer buf;
+    std::exception_ptr err;
+    try {
+        while (true) {
+            auto step = p.run();
+            if (step.what == parse_step::kind::done) {
+                break;
+            }
+            if (step.what == parse_step::kind::consumer_full) {
+                continue;
+            }
+            if (step.what == parse_step::kind::skip) {
+                buf = co_await src.skip(step.bytes);
+            } else {
+                buf = co_await src.get();
+            }
+            if (buf.empty()) {
+                p.feed_end_of_stream();
+            } else {
+                p.feed(std::as_bytes(std::span<const char>(buf.get(), buf.size())));
+            }
+        }
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await src.close();
+    co_await f.close();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+    j.end_array();
+    j.out() += '\n';
+    co_return std::move(j.out());
+}
+
+} // namespace
+
 future<std::string> dump_data_json(std::vector<descriptor> sstables) {
     std::string out;
     int64_t now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (auto& d : sstables) {
-        auto stats_name = d.filename(component_type::statistics);
-        auto stats_file = co_await open_file_dma(stats_name, open_flags::ro);
-        auto stats_size = co_await stats_file.size();
-        auto stats_src = make_file_data_source(stats_file, 0, stats_size);
-        std::string stats_bytes;
-        while (true) {
-            auto b = co_await stats_src.get();
-            if (b.empty()) {
-                break;
-            }
-            stats_bytes.append(b.get(), b.size());
-        }
-        co_await stats_src.close();
-        co_await stats_file.close();
-        auto st = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_name);
-        auto components = co_await load_components(d);
-        auto data_name = d.filename(component_type::data);
-        auto f = co_await open_file_dma(data_name, open_flags::ro);
-        auto src = make_data_source(f, components, 0, components.data_length());
-        std::string data;
-        while (true) {
-            auto b = co_await src.get();
-            if (b.empty()) {
-                break;
-            }
-            data.append(b.get(), b.size());
-        }
-        co_await src.close();
-        co_await f.close();
-        out += dump_data_json(*st.header, std::as_bytes(std::span<const char>(data)), data_name, now);
+        out += co_await dump_one(d, now);
     }
     co_return out;
 }

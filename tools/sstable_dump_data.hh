@@ -18,7 +18,7 @@ namespace reef::tools {
 std::string dump_data_json(const sstables::serialization_header& h, std::span<const std::byte> data,
                            const std::string& file, int64_t now);
 
-// The verb: each sstable's dump in turn, read through its checked Data.db source, with the wall clock.
+// The verb: each sstable's dump in turn, Data.db streamed through its checked source, with the wall clock.
 future<std::string> dump_data_json(std::vector<sstables::descriptor> sstables);
 
 } // namespace reef::tools

@@ -55,9 +55,11 @@ bool keep_live_cells(row& r, deletion_time_type now) {
 class compacting_reader final : public mutation_reader_impl {
 public:
     compacting_reader(mutation_reader source, deletion_time_type now, compaction_mode mode,
-                      deletion_time_type gc_before, api::timestamp_type max_purgeable, streamed_forwarding fwd)
+                      deletion_time_type gc_before, api::timestamp_type max_purgeable, max_purgeable_fn per_partition,
+                      streamed_forwarding fwd)
         : mutation_reader_impl(source.schema()), _source(std::move(source)), _mode(mode),
-          _purger{now, gc_before, max_purgeable}, _forwarding(fwd == streamed_forwarding::yes) {}
+          _purger{now, gc_before, max_purgeable}, _max_purgeable_for(std::move(per_partition)),
+          _forwarding(fwd == streamed_forwarding::yes) {}
 
     future<> fill_buffer() override {
         while (!is_buffer_full()) {
@@ -127,6 +129,9 @@ private:
         _partition_tomb = ps.partition_tombstone;
         _range_tomb = {};
         _emitted_range_tomb = {};
+        if (_max_purgeable_for && !for_query()) {
+            _purger.max_purgeable = _max_purgeable_for(ps.key);
+        }
         tombstone out = for_query() ? tombstone{} : _purger.purged(ps.partition_tombstone);
         _pending_start.emplace(partition_start{std::move(ps.key), out});
         if (out || _forwarding) {
@@ -196,6 +201,7 @@ private:
     mutation_reader _source;
     compaction_mode _mode;
     deletion_purger _purger;
+    max_purgeable_fn _max_purgeable_for;
     bool _forwarding;
     // The source is inside a partition (its partition_start was consumed).
     bool _in_partition = false;
@@ -214,7 +220,19 @@ mutation_reader make_compacting_reader(mutation_reader source, deletion_time_typ
                                        std::optional<deletion_time_type> gc_before,
                                        api::timestamp_type max_purgeable, streamed_forwarding fwd) {
     deletion_time_type gc = gc_before ? *gc_before : now - source.schema()->options().gc_grace_seconds;
-    return mutation_reader(std::make_unique<compacting_reader>(std::move(source), now, mode, gc, max_purgeable, fwd));
+    return mutation_reader(
+        std::make_unique<compacting_reader>(std::move(source), now, mode, gc, max_purgeable, max_purgeable_fn{}, fwd));
+}
+
+mutation_reader make_compacting_reader(mutation_reader source, deletion_time_type now, compaction_mode mode,
+                                       deletion_time_type gc_before, max_purgeable_fn max_purgeable,
+                                       streamed_forwarding fwd) {
+    if (!max_purgeable) {
+        throw std::invalid_argument("make_compacting_reader: no max_purgeable function");
+    }
+    return mutation_reader(std::make_unique<compacting_reader>(std::move(source), now, mode, gc_before,
+                                                               std::numeric_limits<api::timestamp_type>::max(),
+                                                               std::move(max_purgeable), fwd));
 }
 
 } // namespace reef

@@ -277,7 +277,16 @@ future<> run_random(compaction_mode mode, int cases_per_schema, int skip_one_in)
             }
             auto source = make_fragment_vector_reader(s, stream_of(input, reversed), dht::partition_range::full(),
                                                       streamed_forwarding::no, reversed, stream_slice);
-            auto r = make_compacting_reader(std::move(source), times.now, mode, times.gc_before, times.max_purgeable);
+            // Compaction asks max_purgeable per partition now and then, as
+            // overlapping sstables make it differ from key to key.
+            bool per_key = mode == compaction_mode::compaction && g.rnd(0, 2) == 0;
+            auto max_purgeable_of = [](const dht::decorated_key& k) -> api::timestamp_type {
+                return api::timestamp_type(uint64_t(k.get_token().value()) % 7);
+            };
+            auto r = per_key ? make_compacting_reader(std::move(source), times.now, mode, times.gc_before,
+                                                      max_purgeable_fn(max_purgeable_of))
+                             : make_compacting_reader(std::move(source), times.now, mode, times.gc_before,
+                                                      times.max_purgeable);
             std::exception_ptr ex;
             read_result got;
             try {
@@ -290,7 +299,8 @@ future<> run_random(compaction_mode mode, int cases_per_schema, int skip_one_in)
             co_await yield();
             BOOST_TEST_CONTEXT("seed " << seed << " table " << s->table() << " case " << i << " reversed " << reversed
                                        << " now " << times.now << " gc_before " << times.gc_before
-                                       << " max_purgeable " << times.max_purgeable << " sliced " << bool(slice)
+                                       << " max_purgeable " << times.max_purgeable << " per key " << per_key
+                                       << " sliced " << bool(slice)
                                        << "\ninput:\n"
                                        << described{input}) {
                 if (ex) {
@@ -305,7 +315,9 @@ future<> run_random(compaction_mode mode, int cases_per_schema, int skip_one_in)
                 for (auto& m : input) {
                     auto model = mode == compaction_mode::query
                                      ? model_query(m, times.now, slice)
-                                     : model_compaction(m, times.now, times.gc_before, times.max_purgeable);
+                                     : model_compaction(m, times.now, times.gc_before,
+                                                        per_key ? max_purgeable_of(m.decorated_key())
+                                                                : times.max_purgeable);
                     if (!model) {
                         BOOST_REQUIRE_MESSAGE(!skipped.contains(m.decorated_key()), "an empty partition came out");
                         continue;

@@ -30,6 +30,12 @@ public:
         return temporary_buffer(static_cast<char*>(mem), size, new block{1, mem});
     }
     static temporary_buffer copy_of(std::string_view s) { return temporary_buffer(s.data(), s.size()); }
+    // A buffer over size bytes at data that another object owns (a cache page):
+    // release(owner) runs, instead of a free, when the last share of it dies.
+    using release_fn = void (*)(void* owner) noexcept;
+    static temporary_buffer borrowed(char* data, size_t size, release_fn release, void* owner) {
+        return temporary_buffer(data, size, new block{1, owner, release});
+    }
 
     temporary_buffer(temporary_buffer&& o) noexcept
         : _data(std::exchange(o._data, nullptr)), _size(std::exchange(o._size, 0)),
@@ -76,12 +82,17 @@ public:
 private:
     struct block {
         unsigned refs;
-        void* mem;
+        void* mem;                     // malloc'ed memory, or the owner of borrowed memory
+        release_fn release = nullptr;  // set for borrowed memory
     };
     temporary_buffer(char* data, size_t size, block* b) noexcept : _data(data), _size(size), _block(b) {}
     void release() noexcept {
         if (_block && --_block->refs == 0) {
-            std::free(_block->mem);
+            if (_block->release) {
+                _block->release(_block->mem);
+            } else {
+                std::free(_block->mem);
+            }
             delete _block;
         }
         _block = nullptr;

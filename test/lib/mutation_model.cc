@@ -69,7 +69,8 @@ row live_cells(const row& r, deletion_time_type now) {
 
 } // namespace
 
-std::optional<mutation> model_query(mutation m, deletion_time_type now, const std::optional<clustering_ranges>& forward_slice) {
+std::optional<mutation> model_query(mutation m, deletion_time_type now, const std::optional<clustering_ranges>& forward_slice,
+                                    bool keep_empty) {
     m.partition().drop_shadowed();
     const schema& s = *m.schema();
     position_in_partition_comparator cmp(s);
@@ -99,7 +100,7 @@ std::optional<mutation> model_query(mutation m, deletion_time_type now, const st
             out.partition().apply_row(s, key, live);
         }
     }
-    if (out.partition().static_row().empty() && out.partition().rows().empty()) {
+    if (!keep_empty && out.partition().static_row().empty() && out.partition().rows().empty()) {
         return std::nullopt;
     }
     return out;

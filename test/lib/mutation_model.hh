@@ -29,9 +29,12 @@ std::vector<mutation_fragment> expected_read(const mutation_model& model, const 
 
 // The query result model at `now`: tombstones applied (drop_shadowed), then only live data (live cells and
 // collection elements, live markers), rows with nothing live and partitions with nothing live left out; with a
-// slice (forward ranges) only its rows; the static row whatever the slice.
+// slice (forward ranges) only its rows; the static row whatever the slice. keep_empty: a partition with
+// nothing live comes back empty instead of as nothing (what a forwarding read, which emits every partition
+// start, returns).
 std::optional<mutation> model_query(mutation m, deletion_time_type now,
-                                    const std::optional<clustering_ranges>& forward_slice = std::nullopt);
+                                    const std::optional<clustering_ranges>& forward_slice = std::nullopt,
+                                    bool keep_empty = false);
 
 // The mutations of a stream (whole partitions), with drop_shadowed() applied, so that two streams that
 // differ only in data their own tombstones delete compare equal.

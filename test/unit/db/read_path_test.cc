@@ -1,6 +1,7 @@
 // The read path end to end against the model: random mutations spread over several memtables, read through
-// memtable readers merged by the combined reader (with its range-tombstone skip), then compacted for a query.
-// Forward and reversed, random slices and partition ranges; every stream validated.
+// memtable readers merged by the combined reader (with its range-tombstone skip), then compacted for a query at
+// `now`. Forward and reversed, random slices and partition ranges; every stream validated. (The raw merge alone
+// is db/combined_memtable_test.)
 #include "db/memtable.hh"
 #include "db/memtable_reader.hh"
 #include "reader/combined_reader.hh"
@@ -59,43 +60,6 @@ mutation_reader make_read(const read_path_case& c, const dht::partition_range& p
 }
 
 } // namespace
-
-// The merged raw stream equals the model's sliced read, up to data the stream's own tombstones delete (the
-// skip leaves such data out): compared as mutations after drop_shadowed().
-REEF_TEST_CASE(test_combined_memtables_match_model) {
-    uint64_t seed = pick_seed();
-    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
-    uint64_t skips = 0;
-    for (auto s : random_test_schemas()) {
-        mutation_generator g(s, seed);
-        for (int i = 0; i < 400; ++i) {
-            auto c = make_case(s, g);
-            bool reversed = g.rnd(0, 1);
-            auto forward_slice = g.make_ranges();
-            auto slice = reversed ? reverse_ranges(forward_slice) : forward_slice;
-            auto pr = random_partition_range(g, c.keys);
-            combined_reader_stats stats;
-            auto r = make_read(c, pr, slice, reversed, &stats);
-            auto got = co_await read_validated(r, reversed);
-            co_await r.close();
-            auto expected = expected_read(c.model, pr, slice, reversed);
-            auto got_ms = canonical_mutations(s, got, reversed);
-            auto expected_ms = canonical_mutations(s, expected, reversed);
-            BOOST_REQUIRE_MESSAGE(got_ms.size() == expected_ms.size(),
-                                  "seed " << seed << " table " << s->table() << " case " << i << ": "
-                                          << got_ms.size() << " partitions, expected " << expected_ms.size());
-            for (size_t p = 0; p < got_ms.size(); ++p) {
-                BOOST_REQUIRE_MESSAGE(got_ms[p] == expected_ms[p],
-                                      "seed " << seed << " table " << s->table() << " case " << i << " reversed "
-                                              << reversed << "\n  got      " << to_string(got_ms[p])
-                                              << "\n  expected " << to_string(expected_ms[p]));
-            }
-            skips += stats.range_skips + stats.partition_skips;
-        }
-    }
-    // With few timestamps and several memtables, newer tombstones over older memtables are common.
-    BOOST_CHECK_GT(skips, 0u);
-}
 
 // A query at `now` through the whole path: combined memtables, then the compacting reader in query mode,
 // equals the model's query result, forward and reversed.

@@ -4,6 +4,7 @@
 // few hand-made cases.
 #include "mutation/fragment_stream_validator.hh"
 #include "reader/compacting_reader.hh"
+#include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/simple_keys.hh"
@@ -31,72 +32,6 @@ std::optional<mutation> model_compaction(mutation m, deletion_time_type now, del
         return std::nullopt;
     }
     return m;
-}
-
-// Live cells only (collection tombstones gone); whether any is left.
-row live_cells(const row& r, deletion_time_type now) {
-    row out;
-    for (auto& [id, c] : r.cells()) {
-        if (auto* cell = std::get_if<atomic_cell>(&c)) {
-            if (cell->is_live(now)) {
-                out.apply(id, *cell);
-            }
-        } else {
-            collection_cells live;
-            for (auto& [path, cell] : std::get<collection_cells>(c).cells) {
-                if (cell.is_live(now)) {
-                    live.cells.emplace_back(path, cell);
-                }
-            }
-            if (!live.cells.empty()) {
-                out.apply(id, std::move(live), [](bytes_view, bytes_view) { return 0; });
-            }
-        }
-    }
-    return out;
-}
-
-// The model of a query at `now`: tombstones applied (drop_shadowed), then
-// only live data, no tombstones; rows with nothing live and partitions with
-// nothing live left out.
-// With a slice (forward ranges), only the rows in it; the static row
-// whatever the slice.
-std::optional<mutation> model_query(mutation m, deletion_time_type now,
-                                    const std::optional<clustering_ranges>& slice = std::nullopt,
-                                    bool keep_empty = false) {
-    m.partition().drop_shadowed();
-    const schema& s = *m.schema();
-    position_in_partition_comparator cmp(s);
-    auto in_slice = [&](const clustering_key_prefix& key) {
-        if (!slice) {
-            return true;
-        }
-        auto pos = position_in_partition::for_key(key);
-        return std::any_of(slice->begin(), slice->end(),
-                           [&](const position_range& r) { return cmp(r.start, pos) <= 0 && cmp(pos, r.end) < 0; });
-    };
-    mutation out(m.schema(), m.decorated_key());
-    auto st = live_cells(m.partition().static_row(), now);
-    for (auto& [id, c] : st.cells()) {
-        out.partition().apply_static(s, id, c);
-    }
-    for (auto& [key, r] : m.partition().rows()) {
-        if (!in_slice(key)) {
-            continue;
-        }
-        deletable_row live;
-        if (r.marker.is_live(now)) {
-            live.marker = r.marker;
-        }
-        live.cells = live_cells(r.cells, now);
-        if (!live.marker.empty() || !live.cells.empty()) {
-            out.partition().apply_row(s, key, live);
-        }
-    }
-    if (!keep_empty && out.partition().static_row().empty() && out.partition().rows().empty()) {
-        return std::nullopt;
-    }
-    return out;
 }
 
 // m's partition tombstone and static row, its rows inside `ranges`

@@ -26,6 +26,9 @@ struct pending_fragment {
 struct source_state {
     mutation_reader reader;
     api::timestamp_type max_timestamp;
+    // Whether the reader splits partitions into windows (else it gives
+    // whole partitions, and is skipped by reading past what is deleted).
+    bool forwarding;
     // Taken from the reader, in stream order, not merged yet: the head of
     // the source, and more when the skip looked ahead in it.
     std::deque<pending_fragment> pending;
@@ -66,7 +69,12 @@ public:
           _stats(stats ? stats : &_own_stats) {
         _sources.reserve(sources.size());
         for (auto& src : sources) {
-            _sources.push_back(source_state{std::move(src.reader), src.max_timestamp});
+            bool src_forwarding = src.forwarding == streamed_forwarding::yes;
+            if (_forwarding && !src_forwarding) {
+                throw std::logic_error(fmt::format(
+                    "combined reader with forwarding: source {} is not a forwarding reader", _sources.size()));
+            }
+            _sources.push_back(source_state{std::move(src.reader), src.max_timestamp, src_forwarding});
         }
     }
 
@@ -144,7 +152,7 @@ private:
     enum class head_state { ready, none, need_fill };
 
     [[noreturn]] void source_error(const source_state& src, const mutation_fragment& f, const char* where) const {
-        throw std::logic_error(fmt::format("combined reader: source {} produced {} {} (sources must be forwarding readers)",
+        throw std::logic_error(fmt::format("combined reader: source {} produced {} {} (a source said to forward must be a forwarding reader)",
                                            &src - _sources.data(), kind_name(f), where));
     }
 
@@ -158,15 +166,22 @@ private:
     // Whether src has a head in pending (taking one from its buffer if
     // needed), has nothing more now, or must fill its buffer first.
     static head_state head(source_state& src) {
+        if (src.pending.empty() && !src.exhausted && !src.reader.is_buffer_empty()) {
+            take(src);
+        }
         if (!src.pending.empty()) {
+            if (src.in_partition && !src.forwarding &&
+                std::holds_alternative<partition_end>(src.pending.front().fragment)) {
+                // A whole-partition source's partition ends: so does its
+                // part of the window (it is past its partition now).
+                src.pending.pop_front();
+                src.exhausted = true;
+                return head_state::none;
+            }
             return head_state::ready;
         }
         if (src.exhausted) {
             return head_state::none;
-        }
-        if (!src.reader.is_buffer_empty()) {
-            take(src);
-            return head_state::ready;
         }
         if (src.reader.is_end_of_stream()) {
             src.exhausted = true;
@@ -243,6 +258,9 @@ private:
                 auto& f = src.pending.front().fragment;
                 auto* sr = std::get_if<static_row>(&f);
                 if (!sr) {
+                    if (!src.forwarding) {
+                        break;  // the partition's first clustered fragment (or its end)
+                    }
                     source_error(src, f, "before a clustering window was opened");
                 }
                 if (!static_cells) {
@@ -287,10 +305,12 @@ private:
             if (!src.in_partition) {
                 continue;
             }
-            position_range window = w;
-            co_await src.reader.fast_forward_to(std::move(window));
-            src.pending.clear();
-            src.exhausted = false;
+            if (src.forwarding) {
+                position_range window = w;
+                co_await src.reader.fast_forward_to(std::move(window));
+                src.pending.clear();
+                src.exhausted = false;
+            }
             src.tomb = {};
             src.floor = w.start;
             src.checked_epoch = 0;
@@ -376,6 +396,9 @@ private:
     // but for changes that change nothing.
     action pass_through(source_state& src) {
         while (!is_buffer_full()) {
+            if (src.exhausted) {
+                return {action::kind::end_window, nullptr, {}};
+            }
             if (src.reader.is_buffer_empty()) {
                 if (src.reader.is_end_of_stream()) {
                     src.exhausted = true;
@@ -384,6 +407,10 @@ private:
                 return {action::kind::fill, &src, {}};
             }
             auto f = src.reader.pop_mutation_fragment();
+            if (!src.forwarding && std::holds_alternative<partition_end>(f)) {
+                src.exhausted = true;
+                continue;
+            }
             if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
                 src.tomb = rtc->tomb;
                 if (rtc->tomb == _emitted) {
@@ -470,6 +497,9 @@ private:
                 }
             }
             auto& p = a.pending[i];
+            if (p.position.region() != partition_region::clustered) {
+                return {};  // a whole-partition source's partition_end: the window's end
+            }
             auto* rtc = std::get_if<range_tombstone_change>(&p.fragment);
             if (rtc && rtc->tomb.timestamp <= ts) {
                 return {{}, p.position};
@@ -545,7 +575,10 @@ private:
     // Drops what b has taken or buffered before target (nothing: the
     // window's end); returns the fast-forward needed to go further.
     action skip(source_state& b, std::optional<position_in_partition>& target) {
-        auto before_target = [&](const position_in_partition& p) { return !target || _cmp(p, *target) < 0; };
+        // (A whole-partition source's partition_end is never dropped.)
+        auto before_target = [&](const position_in_partition& p) {
+            return p.region() == partition_region::clustered && (!target || _cmp(p, *target) < 0);
+        };
         auto drop = [&](const mutation_fragment& f) {
             // What b has in force where it resumes is its own last change.
             if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
@@ -571,6 +604,9 @@ private:
         if (b.reader.is_end_of_stream()) {
             b.exhausted = true;
             return {};
+        }
+        if (!b.forwarding) {
+            return {action::kind::fill, &b, {}};  // no skipping: read on, dropping
         }
         if (!target || _cmp(*target, _window_end) >= 0) {
             // Deleted up to the window's end: the window is over for b.

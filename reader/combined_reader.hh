@@ -14,9 +14,10 @@ namespace reef {
 // One input of a combined reader.
 //
 // The contract (checked where it can be):
-// - `reader` is created in forwarding mode (streamed_forwarding::yes), over
-//   the same partition range, clustering slice and read direction as the
-//   combined read. The combined reader drives its clustering windows: it
+// - `reader` is created in forwarding mode (streamed_forwarding::yes; but
+//   see `forwarding` below), over the same partition range, clustering
+//   slice and read direction as the combined read, and `forwarding` says
+//   so. The combined reader drives its clustering windows: it
 //   opens the window its own user asked for (or the whole partition), and
 //   to skip deleted data it may call fast_forward_to(position_range) again
 //   in the middle of a window, with a start at or after everything the
@@ -32,6 +33,11 @@ namespace reef {
 struct combined_reader_source {
     mutation_reader reader;
     api::timestamp_type max_timestamp = std::numeric_limits<api::timestamp_type>::max();
+    // A reader without forwarding (sstables' full-scan reader, for
+    // compaction) gives whole partitions: allowed only when the combined
+    // reader does not forward either; what a newer tombstone deletes in it
+    // is read and dropped instead of skipped.
+    streamed_forwarding forwarding = streamed_forwarding::yes;
 };
 
 // What the combined reader skipped; read by tests and benchmarks.

@@ -251,6 +251,10 @@ combined_case make_combined_case(mutation_generator& g, bool layered) {
             c.plan.windows = reverse_ranges(*c.plan.windows);
         }
     }
+    for (size_t i = 0; i < c.sources.size(); ++i) {
+        bool whole = !c.plan.windows && g.rnd(0, 2) == 0;
+        c.source_forwarding.push_back(whole ? streamed_forwarding::no : streamed_forwarding::yes);
+    }
     return c;
 }
 
@@ -273,7 +277,7 @@ future<> check_combined_case(const combined_case& c, const source_factory& make_
 
     std::vector<combined_reader_source> inputs;
     for (size_t i = 0; i < c.sources.size(); ++i) {
-        inputs.push_back(combined_reader_source{make_source(c, i), c.max_timestamps[i]});
+        inputs.push_back(combined_reader_source{make_source(c, i), c.max_timestamps[i], c.source_forwarding[i]});
     }
     auto combined = make_combined_reader(s, std::move(inputs), c.reversed, fwd, &stats);
     auto where = context + (c.reversed ? " reversed" : "");

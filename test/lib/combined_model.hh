@@ -54,6 +54,9 @@ struct combined_case {
     std::vector<std::vector<mutation>> sources;  // per source, partitions in ring order
     std::vector<api::timestamp_type> max_timestamps;
     std::vector<size_t> buffer_fragments;        // per source: 1..3, or 128
+    // Per source: forwarding, or (sometimes, when the plan has no windows)
+    // whole partitions, as compaction's full-scan readers give.
+    std::vector<streamed_forwarding> source_forwarding;
     std::vector<mutation> model;
     bool reversed = false;
     std::optional<clustering_ranges> slice;      // in the read's order
@@ -63,8 +66,8 @@ struct combined_case {
 };
 combined_case make_combined_case(mutation_generator& g, bool layered);
 
-// A forwarding reader of source i of the case, over plan.ranges.front(),
-// with the case's slice and direction.
+// A reader of source i of the case, over plan.ranges.front(), with the
+// case's slice, direction and source_forwarding[i].
 using source_factory = std::function<mutation_reader(const combined_case& c, size_t i)>;
 
 // Reads the case's sources combined and checks the result against the

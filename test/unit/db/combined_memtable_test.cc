@@ -25,7 +25,7 @@ REEF_TEST_CASE(test_combined_memtables_against_model) {
         }
         BOOST_CHECK_EQUAL(mt->max_timestamp(), c.max_timestamps[i]);
         auto slice = c.slice ? *c.slice : clustering_ranges{position_range::full()};
-        return make_memtable_reader(mt, c.s, c.plan.ranges.front(), std::move(slice), c.reversed, streamed_forwarding::yes,
+        return make_memtable_reader(mt, c.s, c.plan.ranges.front(), std::move(slice), c.reversed, c.source_forwarding[i],
                                     c.buffer_fragments[i]);
     };
     for (auto s : testing::random_test_schemas()) {

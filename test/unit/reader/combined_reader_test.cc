@@ -62,7 +62,7 @@ mutation_reader fragment_vector_source(const testing::combined_case& c, size_t i
             fs.push_back(std::move(f));
         }
     }
-    return make_fragment_vector_reader(c.s, std::move(fs), c.plan.ranges.front(), streamed_forwarding::yes, c.reversed,
+    return make_fragment_vector_reader(c.s, std::move(fs), c.plan.ranges.front(), c.source_forwarding[i], c.reversed,
                                        c.slice, c.buffer_fragments[i]);
 }
 
@@ -313,4 +313,36 @@ REEF_TEST_CASE(test_combined_long_run_without_output) {
     BOOST_CHECK_EQUAL(stats.range_skips, 0u);
     // partition_start, the one tombstone opened and closed, partition_end.
     BOOST_CHECK_EQUAL(fs.size(), 4u);
+}
+
+// Whole-partition sources: read (and dropped where covered) rather than
+// skipped; refused under a forwarding combined reader.
+REEF_TEST_CASE(test_combined_whole_partition_sources) {
+    auto s = testing::int_table_schema();
+    mutation newer(s, pkey(1));
+    newer.partition().apply_range_tombstone(position_in_partition::before_key(ck(10)),
+                                            position_in_partition::after_key(ck(89)), tombstone{50, 1});
+    mutation older(s, pkey(1));
+    add_rows(older, 0, 99, 10);
+    auto full = dht::partition_range::full();
+    auto sources = [&] {
+        std::vector<combined_reader_source> inputs;
+        inputs.push_back({make_fragment_vector_reader(s, to_fragments(newer), full), 50, streamed_forwarding::no});
+        inputs.push_back({make_fragment_vector_reader(s, to_fragments(older), full, streamed_forwarding::no, false,
+                                                      std::nullopt, 1),
+                          10, streamed_forwarding::no});
+        return inputs;
+    };
+    combined_reader_stats stats;
+    auto r = make_combined_reader(s, sources(), false, streamed_forwarding::no, &stats);
+    auto fs = co_await read_all(r);
+    co_await r.close();
+    auto got = mutation_from_fragments(s, fs);
+    auto want = newer;
+    want.apply(older);
+    BOOST_CHECK(visible(got) == visible(want));
+    BOOST_CHECK_EQUAL(stats.range_skips, 0u);
+    BOOST_CHECK_GE(stats.covered_fragments_dropped, 79u);  // rows 11..89 at least
+    BOOST_CHECK_EQUAL(got.partition().rows().size(), 20u);
+    BOOST_CHECK_THROW(make_combined_reader(s, sources(), false, streamed_forwarding::yes), std::logic_error);
 }

@@ -2,6 +2,7 @@
 // uncompressed output) and random small range reads (ranges/s), for each compressor and for CRC.db-checked
 // uncompressed data, next to the plain file stream. The files are written here from semi-compressible text.
 #include "test/perf/perf.hh"
+#include "test/perf/perf_util.hh"
 
 #include "runtime/app.hh"
 #include "runtime/app_options.hh"
@@ -24,12 +25,8 @@ namespace reef::perf {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
 using namespace reef::sstables;
 
-double seconds_since(clock_type::time_point start) {
-    return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 // Words from a small vocabulary with numbers: compresses about as well as typical cell data.
 std::string make_content(uint64_t size) {
@@ -141,18 +138,12 @@ int perf_checked_read_main(int argc, char** argv) {
     opts.add("ranges", "random range reads per source", &ranges, uint64_t(2000), uint64_t(1));
     opts.add("range-bytes", "bytes per random range read", &range_bytes, uint64_t(4096), uint64_t(1));
     opts.add("data-directory", "where the files go (a real disk: O_DIRECT)", &data_dir, "/var/tmp/reef-perf");
-    runtime_config cfg;
-    try {
-        opts.parse(argc, argv);
-        if (opts.help_requested()) {
-            fmt::print("{}", opts.help());
-            return 0;
-        }
-        cfg = rt.to_config();
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "reef perf-checked-read: {}\n", e.what());
-        return 2;
+    int exit_status = 0;
+    auto parsed = parse_command_line("reef perf-checked-read", opts, rt, argc, argv, exit_status);
+    if (!parsed) {
+        return exit_status;
     }
+    runtime_config cfg = *parsed;
     cfg.smp = 1;
     std::filesystem::create_directories(data_dir);
     auto content = make_content(size_mb << 20);

@@ -1,6 +1,7 @@
 // reef perf-compacting: what the compacting reader costs over an in-memory source, per workload (live rows, rows
 // under tombstones, expiring cells) and mode (no compaction, query, compaction): input fragments per second.
 #include "test/perf/perf.hh"
+#include "test/perf/perf_util.hh"
 
 #include "reader/compacting_reader.hh"
 #include "reader/mutation_reader.hh"
@@ -18,23 +19,7 @@ namespace reef::perf {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
 
-double thread_cpu_seconds() {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-// ks.perf (pk int, ck int, v int, t text, PRIMARY KEY (pk, ck)).
-schema_ptr bench_schema() {
-    return schema_builder("ks", "perf_compacting")
-        .with_column("pk", int32_type(), column_kind::partition_key)
-        .with_column("ck", int32_type(), column_kind::clustering_key)
-        .with_column("v", int32_type(), column_kind::regular_column)
-        .with_column("t", text_type(), column_kind::regular_column)
-        .build();
-}
 
 std::string int_string(uint32_t v) {
     return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
@@ -122,7 +107,7 @@ future<figures> scan(const schema_ptr& s, const std::vector<mutation_fragment>& 
         ++f.out_fragments;
     }
     f.cpu_seconds = thread_cpu_seconds() - cpu_start;
-    f.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+    f.seconds = seconds_since(start);
     co_await r.close();
     co_return f;
 }
@@ -138,7 +123,7 @@ std::string si(double v) {
 }
 
 future<> run_shape(shape w, size_t partitions, size_t rows, size_t value_size, size_t repeat) {
-    auto s = bench_schema();
+    auto s = int_text_schema("perf_compacting");
     auto stream = make_stream(s, w, partitions, rows, value_size);
     fmt::print("\n== {}: {} partitions x {} rows, {} input fragments ==\n", name_of(w), partitions, rows, stream.size());
     fmt::print("{:<14} {:>14} {:>14} {:>14} {:>10}\n", "mode", "in frags/s", "cpu frags/s", "out fragments", "seconds");
@@ -169,18 +154,12 @@ int perf_compacting_main(int argc, char** argv) {
     opts.add("rows", "rows per partition", &rows, uint64_t(200), uint64_t(1));
     opts.add("value-size", "bytes of each row's text value", &value_size, uint64_t(10), uint64_t(1), uint64_t(1 << 20));
     opts.add("repeat", "runs per figure (the fastest is shown)", &repeat, uint64_t(3), uint64_t(1));
-    runtime_config cfg;
-    try {
-        opts.parse(argc, argv);
-        if (opts.help_requested()) {
-            fmt::print("{}", opts.help());
-            return 0;
-        }
-        cfg = rt.to_config();
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "reef perf-compacting: {}\n", e.what());
-        return 2;
+    int exit_status = 0;
+    auto parsed = parse_command_line("reef perf-compacting", opts, rt, argc, argv, exit_status);
+    if (!parsed) {
+        return exit_status;
     }
+    runtime_config cfg = *parsed;
     cfg.smp = 1;
     return run(cfg, [&]() -> future<int> {
         for (auto w : {shape::live, shape::tombstones, shape::expiring}) {

@@ -1,6 +1,7 @@
 // reef perf-memtable: what the memtable costs: insert throughput (mutations/s, rows/s), bytes per row (as counted
 // and as malloc sees them), full-scan read throughput and single-partition read latency, forward and reversed.
 #include "test/perf/perf.hh"
+#include "test/perf/perf_util.hh"
 
 #include "db/memtable.hh"
 #include "db/memtable_reader.hh"
@@ -22,29 +23,8 @@ namespace reef::perf {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
 
-double seconds_since(clock_type::time_point start) {
-    return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
-// This thread's CPU time: on a machine shared with other work the wall
-// clock also counts the time the shard waited for a CPU; this does not.
-double thread_cpu_seconds() {
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-// ks.perf (pk int, ck int, v int, t text, PRIMARY KEY (pk, ck)).
-schema_ptr bench_schema() {
-    return schema_builder("ks", "perf")
-        .with_column("pk", int32_type(), column_kind::partition_key)
-        .with_column("ck", int32_type(), column_kind::clustering_key)
-        .with_column("v", int32_type(), column_kind::regular_column)
-        .with_column("t", text_type(), column_kind::regular_column)
-        .build();
-}
 
 bytes int_bytes(uint32_t v) {
     return bytes{uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
@@ -245,7 +225,7 @@ std::string si(double v) {
 }
 
 future<> run_workload(const workload& w, size_t value_size, size_t reads, uint64_t seed) {
-    auto filled = std::make_shared<memtable>(bench_schema());
+    auto filled = std::make_shared<memtable>(int_text_schema("perf"));
     auto ins = fill(*filled, w, value_size, seed);
     std::shared_ptr<const memtable> mt = std::move(filled);
     fmt::print("\n== {}: {} rows in {} partitions, text values of {} bytes ==\n", w.name, ins.rows, mt->partition_count(),
@@ -296,23 +276,12 @@ int perf_memtable_main(int argc, char** argv) {
     opts.add("value-size", "bytes of each row's text value", &value_size, uint64_t(10), uint64_t(1), uint64_t(1 << 20));
     opts.add("reads", "single-partition reads per latency figure", &reads, uint64_t(20'000), uint64_t(1));
     opts.add("seed", "random seed", &seed, uint64_t(1));
-    try {
-        opts.parse(argc, argv);
-        if (opts.help_requested()) {
-            fmt::print("{}", opts.help());
-            return 0;
-        }
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "reef perf-memtable: {}\n", e.what());
-        return 2;
+    int exit_status = 0;
+    auto parsed = parse_command_line("reef perf-memtable", opts, rt, argc, argv, exit_status);
+    if (!parsed) {
+        return exit_status;
     }
-    runtime_config cfg;
-    try {
-        cfg = rt.to_config();
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "reef perf-memtable: {}\n", e.what());
-        return 2;
-    }
+    runtime_config cfg = *parsed;
     cfg.smp = 1;  // one shard's memtable
     std::vector<workload> workloads{{"wide partitions", std::min(partitions, rows), rows}};
     if (single_rows) {

@@ -1,6 +1,7 @@
 // reef perf-runtime: what the shard runtime costs, side by side with its baselines in one
 // run: coroutine call vs plain call, cross-shard round trip, file reads per backend vs pread and raw io_uring.
 #include "test/perf/perf.hh"
+#include "test/perf/perf_util.hh"
 
 #include "runtime/app.hh"
 #include "runtime/app_options.hh"
@@ -29,12 +30,6 @@
 namespace reef::perf {
 
 namespace {
-
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point start) {
-    return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 // ---- coroutine call cost ------------------------------------------------
 
@@ -332,23 +327,12 @@ int perf_runtime_main(int argc, char** argv) {
     opts.add("duration", "seconds per read test", &duration, 1.0);
     opts.add("rounds", "rounds of read tests; each cell is the median", &rounds, 3u, 1u, 100u);
     opts.add("data-directory", "where the read-test file lives (a real disk: O_DIRECT)", &data_dir, "/var/tmp/reef-perf");
-    try {
-        opts.parse(argc, argv);
-        if (opts.help_requested()) {
-            fmt::print("{}", opts.help());
-            return 0;
-        }
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "reef perf-runtime: {}\n", e.what());
-        return 2;
+    int exit_status = 0;
+    auto parsed = parse_command_line("reef perf-runtime", opts, rt, argc, argv, exit_status);
+    if (!parsed) {
+        return exit_status;
     }
-    runtime_config cfg;
-    try {
-        cfg = rt.to_config();
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "reef perf-runtime: {}\n", e.what());
-        return 2;
-    }
+    runtime_config cfg = *parsed;
     cfg.smp = std::max(2u, cfg.smp ? cfg.smp : 2u);
 
     fmt::print("reef perf-runtime: {} CPUs available, {} shards for the call tests\n\n", available_cpus(), cfg.smp);

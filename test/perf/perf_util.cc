@@ -1,0 +1,45 @@
+// Shared benchmark helpers. See perf_util.hh.
+#include "test/perf/perf_util.hh"
+
+#include <fmt/core.h>
+#include <time.h>
+
+namespace reef::perf {
+
+double seconds_since(clock_type::time_point start) {
+    return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+double thread_cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+std::optional<runtime_config> parse_command_line(const std::string& command, program_options::options& opts,
+                                                 runtime_options& rt, int argc, char** argv, int& exit_status) {
+    try {
+        opts.parse(argc, argv);
+        if (opts.help_requested()) {
+            fmt::print("{}", opts.help());
+            exit_status = 0;
+            return std::nullopt;
+        }
+        return rt.to_config();
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "{}: {}\n", command, e.what());
+        exit_status = 2;
+        return std::nullopt;
+    }
+}
+
+schema_ptr int_text_schema(const std::string& table) {
+    return schema_builder("ks", table)
+        .with_column("pk", int32_type(), column_kind::partition_key)
+        .with_column("ck", int32_type(), column_kind::clustering_key)
+        .with_column("v", int32_type(), column_kind::regular_column)
+        .with_column("t", text_type(), column_kind::regular_column)
+        .build();
+}
+
+} // namespace reef::perf

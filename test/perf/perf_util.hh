@@ -1,0 +1,33 @@
+// What every `reef perf-*` benchmark shares: command-line parsing into a runtime configuration, clocks
+// (wall and this thread's CPU time), and the small table most of them measure on.
+#pragma once
+
+#include "runtime/app_options.hh"
+#include "runtime/program_options.hh"
+#include "schema/schema.hh"
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace reef::perf {
+
+using clock_type = std::chrono::steady_clock;
+
+// Wall-clock seconds since start.
+double seconds_since(clock_type::time_point start);
+
+// This thread's CPU time in seconds: on a machine shared with other work the wall clock also counts the
+// time the shard waited for a CPU; this does not.
+double thread_cpu_seconds();
+
+// Parses argv into opts (which already has rt's options added) and returns the runtime configuration; or,
+// for --help or a bad option, prints help or the error (prefixed with the command's name) and sets
+// `exit_status` (0 or 2) and returns nothing.
+std::optional<runtime_config> parse_command_line(const std::string& command, program_options::options& opts,
+                                                 runtime_options& rt, int argc, char** argv, int& exit_status);
+
+// ks.<table> (pk int, ck int, v int, t text, PRIMARY KEY (pk, ck)).
+schema_ptr int_text_schema(const std::string& table);
+
+} // namespace reef::perf

@@ -76,6 +76,7 @@ public:
     const cached_file_stats& stats() const noexcept { return _stats; }
     // Pages in memory or being read.
     size_t cached_pages() const noexcept { return _pages.size(); }
+    bool contains(uint64_t page_index) const noexcept { return _pages.count(page_index); }
     // Page reads started and not finished (read-ahead a closed source left
     // behind included); each pins its page until it ends.
     size_t reads_in_flight() const noexcept { return _reads_in_flight; }

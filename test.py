@@ -3,7 +3,8 @@
 
 Configures and builds each mode, then runs every Boost.Test case of every unit
 test binary under build/<mode>/test/ as its own process, in parallel, each with
-a time limit, plus every executable file in test/suites/ as one test. Each
+a time limit, plus every executable file in test/interop/ and test/suites/ as
+one test. Each
 test's output goes to testlog/<mode>/. The last line printed is always
 "N passed, N failed"; the exit code is non-zero when anything failed or when
 no test ran.
@@ -21,6 +22,7 @@ import time
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 TAIL_LINES = 60
+SCRIPT_FOLDERS = ['interop', 'suites']
 
 
 class Test:
@@ -141,12 +143,16 @@ def collect(mode, filters, repeat):
                 [path, f'--run_test={case}', '--report_level=short',
                  '--log_level=message', '--color_output=no'],
                 safe(f'{room}.{binary}.{case.replace("/", ".")}'.lstrip('.')))
-    suites = os.path.join(ROOT, 'test', 'suites')
-    if os.path.isdir(suites):
-        for f in sorted(os.listdir(suites)):
-            path = os.path.join(suites, f)
+    # Drivers that are not Boost.Test binaries (test/interop/ against Cassandra's code, test/suites/): each
+    # executable file is one test, run once per mode with REEF_TEST_MODE and REEF_BUILD_DIR set.
+    for folder in SCRIPT_FOLDERS:
+        scripts = os.path.join(ROOT, 'test', folder)
+        if not os.path.isdir(scripts):
+            continue
+        for f in sorted(os.listdir(scripts)):
+            path = os.path.join(scripts, f)
             if os.path.isfile(path) and os.access(path, os.X_OK):
-                add(f'suites/{f}', [path], safe(f'suites.{f}'))
+                add(f'{folder}/{f}', [path], safe(f'{folder}.{f}'))
     return tests, failures
 
 
@@ -276,7 +282,7 @@ def main():
     for mode, name, err in list_failures:
         print(f'FAIL {mode} {name}\n{err.rstrip()}')
     if not tests and not list_failures:
-        where = ', '.join(f'build/{m}/test/' for m in modes) + ' and test/suites/'
+        where = ', '.join(f'build/{m}/test/' for m in modes) + ' and test/interop/, test/suites/'
         why = f'no test matched {" ".join(args.names)}' if args.names else 'no tests found'
         log(f'{why} (looked in {where})')
         print('0 passed, 0 failed')

@@ -409,13 +409,17 @@ future<std::string> dump_one(descriptor d, int64_t now) {
 
 } // namespace
 
-future<std::string> dump_data_json(std::vector<descriptor> sstables) {
+future<std::string> dump_data_json(std::vector<descriptor> sstables, int64_t now) {
     std::string out;
-    int64_t now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (auto& d : sstables) {
         out += co_await dump_one(d, now);
     }
     co_return out;
+}
+
+future<std::string> dump_data_json(std::vector<descriptor> sstables) {
+    int64_t now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return dump_data_json(std::move(sstables), now);
 }
 
 } // namespace reef::tools

@@ -18,7 +18,10 @@ namespace reef::tools {
 std::string dump_data_json(const sstables::serialization_header& h, std::span<const std::byte> data,
                            const std::string& file, int64_t now);
 
-// The verb: each sstable's dump in turn, Data.db streamed through its checked source, with the wall clock.
+// The verb: each sstable's dump in turn, Data.db streamed through its checked source, with the clock at now
+// (seconds since the epoch), as `sstabledump` run at that instant (the peer's `dump --now`) prints it.
+future<std::string> dump_data_json(std::vector<sstables::descriptor> sstables, int64_t now);
+// The same with the wall clock.
 future<std::string> dump_data_json(std::vector<sstables::descriptor> sstables);
 
 } // namespace reef::tools

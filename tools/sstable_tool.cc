@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <string_view>
 
@@ -19,22 +21,33 @@ namespace reef::tools {
 
 namespace {
 
+// What the command line gives a verb besides its sstables.
+struct verb_context {
+    // The clock (seconds since the epoch) that decides which TTL'd data counts as expired.
+    int64_t now;
+};
+
 // A verb turns the sstables named on the command line into the text it prints.
 struct verb {
     const char* name;
     const char* help;
-    future<std::string> (*run)(std::vector<sstables::descriptor>);
+    future<std::string> (*run)(std::vector<sstables::descriptor>, const verb_context&);
+    // Whether the output depends on the clock (then the verb takes --now).
+    bool uses_clock = false;
 };
 
 const verb verbs[] = {
     {"dump-data", "Data.db's partitions, rows and tombstones as JSON, as Cassandra's sstabledump -t prints them",
-     dump_data_json},
-    {"dump-index", "Index.db's entries (keys, Data.db positions, promoted indexes) as JSON", dump_index_json},
-    {"dump-summary", "Summary.db (or the summary rebuilt from Index.db when it is missing) as JSON", dump_summary_json},
+     [](std::vector<sstables::descriptor> d, const verb_context& c) { return dump_data_json(std::move(d), c.now); },
+     true},
+    {"dump-index", "Index.db's entries (keys, Data.db positions, promoted indexes) as JSON",
+     [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_index_json(std::move(d)); }},
+    {"dump-summary", "Summary.db (or the summary rebuilt from Index.db when it is missing) as JSON",
+     [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_summary_json(std::move(d)); }},
     {"dump-compression-info", "CompressionInfo.db (compressor, options, chunk length, chunk offsets) as JSON",
-     dump_compression_info_json},
+     [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_compression_info_json(std::move(d)); }},
     {"validate-checksums", "checks every Data.db chunk's CRC32 and the whole-file digest; JSON per sstable",
-     validate_checksums_json},
+     [](std::vector<sstables::descriptor> d, const verb_context&) { return validate_checksums_json(std::move(d)); }},
 };
 
 void usage(FILE* out) {
@@ -73,6 +86,12 @@ int sstable_main(int argc, char** argv) {
     rt.add(opts);
     std::vector<std::string> paths;
     opts.add_positional("sstable", "any component file of an sstable (e.g. me-1-big-Data.db)", &paths);
+    verb_context ctx{std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch()).count()};
+    if (v->uses_clock) {
+        opts.add("now", "the clock in seconds since the epoch, for the \"expired\" flags of TTL'd data "
+                        "(the default is the wall clock)", &ctx.now, ctx.now);
+    }
     runtime_config cfg;
     std::vector<sstables::descriptor> sstables;
     try {
@@ -98,7 +117,7 @@ int sstable_main(int argc, char** argv) {
     std::string out;
     try {
         int rc = run(cfg, [&]() -> future<int> {
-            out = co_await v->run(sstables);
+            out = co_await v->run(std::move(sstables), ctx);
             co_return 0;
         });
         if (rc != 0) {

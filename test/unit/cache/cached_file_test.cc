@@ -420,3 +420,47 @@ REEF_TEST_CASE(test_drop_caches_and_invalidate) {
     BOOST_CHECK(threw);
     co_await f.close();
 }
+
+// The index parser reads through an input_stream over a cached_file source:
+// values straddle pages, and skips jump over pages without reading them.
+REEF_TEST_CASE(test_input_stream_over_pages) {
+    uint64_t seed = seed_for_test();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    std::mt19937_64 rng(seed);
+    testing::tmpdir dir;
+    auto data = random_bytes(25 * ps + 999, rng);
+    auto f = co_await write_file(dir.path() + "/f", data);
+    for (int round = 0; round < 50; ++round) {
+        BOOST_TEST_CONTEXT("seed " << seed << " round " << round) {
+            cache_tracker tracker((rng() % 4) * cached_file::page_charge());
+            cached_file cf(f, data.size(), tracker);
+            uint64_t off = rng() % data.size();
+            uint64_t len = rng() % (data.size() - off + 100);
+            uint64_t end = std::min<uint64_t>(data.size(), off + len);
+            auto in = cf.make_input_stream(off, len, {unsigned(rng() % 4)});
+            uint64_t pos = off;
+            while (pos < end) {
+                if (rng() % 4 == 0) {
+                    // A skip, often over whole pages.
+                    uint64_t n = rng() % (6 * ps);
+                    co_await in.skip(n);
+                    pos = std::min(end, pos + n);
+                    continue;
+                }
+                size_t n = rng() % (ps + ps / 2);
+                auto b = co_await in.read_exactly(n);
+                BOOST_REQUIRE(b.view() == expected(data, pos, std::min<uint64_t>(n, end - pos)));
+                pos += b.size();
+            }
+            auto rest = co_await in.read();
+            BOOST_REQUIRE(rest.empty());
+            BOOST_REQUIRE(in.eof());
+            co_await in.close();
+            // Pages read: never more than the range's pages (read-ahead stays inside it).
+            uint64_t range_pages = end > off ? (end - 1) / ps - off / ps + 1 : 0;
+            BOOST_REQUIRE_LE(cf.stats().page_misses, range_pages);
+            co_await cf.close();
+        }
+    }
+    co_await f.close();
+}

@@ -24,6 +24,8 @@ const subcommand subcommands[] = {
      reef::perf::perf_checked_read_main},
     {"perf-compacting", "benchmark of the compacting reader: query and compaction modes over in-memory data",
      reef::perf::perf_compacting_main},
+    {"perf-cache", "benchmark of the index caches: cached_file scans and random reads, partition_index_cache lookups",
+     reef::perf::perf_cache_main},
     {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-compression-info, validate-checksums\n"
      "                     (`reef sstable --help`)",
      reef::tools::sstable_main},

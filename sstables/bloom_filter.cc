@@ -55,11 +55,11 @@ bool bloom_filter::is_present(const hash_type& h) const noexcept {
     return present;
 }
 
-void bloom_filter::add(std::span<const std::byte> key) noexcept {
+void bloom_filter::add(const hash_type& h) noexcept {
     if (_bits.empty()) {
         return;
     }
-    for_each_index(hash_of(key), _hash_count, bit_count(), [&](uint64_t idx) {
+    for_each_index(h, _hash_count, bit_count(), [&](uint64_t idx) {
         _bits[idx >> 3] = char(uint8_t(_bits[idx >> 3]) | (1u << (idx & 7)));
         return true;
     });

@@ -32,7 +32,8 @@ public:
         return is_present(std::as_bytes(std::span<const char>(key)));
     }
     // Sets the key's bits (the writer's side; used by tests).
-    void add(std::span<const std::byte> key) noexcept;
+    void add(std::span<const std::byte> key) noexcept { add(hash_of(key)); }
+    void add(const hash_type& h) noexcept;
 
     uint32_t hash_count() const noexcept { return _hash_count; }
     uint64_t bit_count() const noexcept { return uint64_t(_bits.size()) * 8; }

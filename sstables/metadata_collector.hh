@@ -1,0 +1,68 @@
+// What the writer learns while it writes, for Statistics.db (Cassandra's MetadataCollector): timestamp,
+// deletion time and TTL bounds, the partition size and cell count histograms, the tombstone drop-time histogram,
+// the first and last clustering, row and column totals; and Statistics.db's serialization (mc..nb layouts).
+#pragma once
+
+#include "mutation/fragment.hh"
+#include "sstables/statistics.hh"
+
+#include <map>
+#include <string>
+
+namespace reef::sstables {
+
+// Cassandra's EstimatedHistogram with its bucket offsets (1, 2, 3, ... growing by 1.2 each).
+class estimated_histogram_builder {
+public:
+    explicit estimated_histogram_builder(size_t bucket_count);
+    void add(int64_t value);
+    estimated_histogram build() const;
+
+private:
+    std::vector<int64_t> _offsets;
+    std::vector<int64_t> _counts;  // one more than offsets: the overflow bucket
+};
+
+class metadata_collector {
+public:
+    metadata_collector();
+
+    void update_timestamp(api::timestamp_type ts);
+    void update_local_deletion_time(int32_t ldt);
+    void update_ttl(int32_t ttl);
+    void update(const tombstone& t);
+    void update(const row_marker& m);
+    void update(const atomic_cell& c);
+    // A row's cells, marker and deletion; counts the row and its columns (static rows too).
+    void update_row(const row_marker& m, tombstone deletion, const row& cells);
+    // A clustering (a row's key or a bound): the first and the last one seen are the min and max.
+    void update_clustering(const clustering_key_prefix& p);
+    void add_partition(uint64_t size_bytes);
+
+    // Statistics.db's stats part; compression_ratio is -1 for uncompressed sstables.
+    stats_metadata build(double compression_ratio) const;
+
+private:
+    estimated_histogram_builder _partition_size{150};
+    estimated_histogram_builder _cells_per_partition{114};
+    int64_t _cells_in_partition = 0;
+    bool _timestamp_set = false, _ldt_set = false, _ttl_set = false;
+    int64_t _min_ts = 0, _max_ts = 0;
+    int32_t _min_ldt = 0, _max_ldt = 0;
+    int32_t _min_ttl = 0, _max_ttl = 0;
+    std::map<int32_t, int64_t> _drop_times;
+    bool _clustering_set = false;
+    clustering_key_prefix _min_clustering, _max_clustering;
+    int64_t _total_columns = 0, _total_rows = 0;
+};
+
+// Statistics.db's bytes for version v (mc..nb): the table of contents and the four parts, with the na+ CRCs.
+std::string serialize_statistics(const validation_metadata& validation, const compaction_metadata& compaction,
+                                 const stats_metadata& stats, const serialization_header& header, sstable_version v);
+
+// A HyperLogLog++ (p 13, sp 25) estimator with no keys, as stream-lib serializes it (sparse, empty): the
+// compaction part's cardinality estimator. (Cassandra's offers every key; an empty one only makes compaction's
+// key-count estimate low.)
+std::vector<std::byte> empty_cardinality_estimator();
+
+} // namespace reef::sstables

@@ -67,14 +67,16 @@ public:
                     combined_reader_stats* stats)
         : mutation_reader_impl(std::move(s)), _cmp(*_schema, reversed), _forwarding(fwd == streamed_forwarding::yes),
           _stats(stats ? stats : &_own_stats) {
+        for (size_t i = 0; i < sources.size(); ++i) {
+            if (_forwarding && sources[i].forwarding != streamed_forwarding::yes) {
+                throw std::logic_error(
+                    fmt::format("combined reader with forwarding: source {} is not a forwarding reader", i));
+            }
+        }
         _sources.reserve(sources.size());
         for (auto& src : sources) {
-            bool src_forwarding = src.forwarding == streamed_forwarding::yes;
-            if (_forwarding && !src_forwarding) {
-                throw std::logic_error(fmt::format(
-                    "combined reader with forwarding: source {} is not a forwarding reader", _sources.size()));
-            }
-            _sources.push_back(source_state{std::move(src.reader), src.max_timestamp, src_forwarding});
+            _sources.push_back(
+                source_state{std::move(src.reader), src.max_timestamp, src.forwarding == streamed_forwarding::yes});
         }
     }
 

@@ -10,4 +10,36 @@ cache_tracker& shard_cache_tracker() noexcept {
     return tracker;
 }
 
+metrics::metric_groups cache_tracker::register_metrics() {
+    namespace m = metrics;
+    m::metric_groups g;
+    g.add_group("cache", {
+        m::make_gauge("bytes_used", [this] { return int64_t(_lru.memory_used()); },
+                      m::description("memory held by the shard's caches, pinned or not")),
+        m::make_gauge("bytes_budget", [this] { return int64_t(_lru.budget()); },
+                      m::description("the budget eviction keeps the caches under")),
+        m::make_counter("evictions", [this] { return _lru.stats().evictions; },
+                        m::description("cache items evicted (budget or drop_caches)")),
+        m::make_counter("page_hits", [this] { return _file_stats.page_hits; },
+                        m::description("index file pages found in memory")),
+        m::make_counter("page_misses", [this] { return _file_stats.page_misses; },
+                        m::description("index file pages read from disk")),
+        m::make_counter("page_blocks", [this] { return _file_stats.page_blocks; },
+                        m::description("lookups that waited for a page another read was loading")),
+        m::make_counter("page_evictions", [this] { return _file_stats.page_evictions; },
+                        m::description("index file pages evicted")),
+        m::make_counter("index_hits", [this] { return _index_stats.hits; },
+                        m::description("parsed index pages found in memory")),
+        m::make_counter("index_misses", [this] { return _index_stats.misses; },
+                        m::description("parsed index pages loaded")),
+        m::make_counter("index_blocks", [this] { return _index_stats.blocks; },
+                        m::description("lookups that waited for an index page another lookup was loading")),
+        m::make_counter("index_evictions", [this] { return _index_stats.evictions; },
+                        m::description("parsed index pages evicted")),
+        m::make_counter("index_populations", [this] { return _index_stats.populations; },
+                        m::description("parsed index pages added")),
+    });
+    return g;
+}
+
 } // namespace reef::cache

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cache/lru.hh"
+#include "runtime/metrics.hh"
 
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +47,11 @@ public:
 
     // Evicts everything that is not in use.
     void drop_caches() noexcept { _lru.evict_all(); }
+
+    // Registers this tracker's figures on the calling shard ("cache" group:
+    // memory, budget, page and index page counters); the node keeps the
+    // result for as long as the shard runs.
+    metrics::metric_groups register_metrics();
 
 private:
     class lru _lru;

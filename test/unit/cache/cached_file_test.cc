@@ -464,3 +464,32 @@ REEF_TEST_CASE(test_input_stream_over_pages) {
     }
     co_await f.close();
 }
+
+REEF_TEST_CASE(test_tracker_metrics) {
+    std::mt19937_64 rng(6);
+    testing::tmpdir dir;
+    auto data = random_bytes(3 * ps, rng);
+    auto f = co_await write_file(dir.path() + "/f", data);
+    cache_tracker tracker(1 << 20);
+    auto registration = tracker.register_metrics();
+    cached_file cf(f, data.size(), tracker);
+    (void)co_await cf.read(0, 2 * ps);
+    (void)co_await cf.read(10, 1);
+    auto value_of = [](const std::string& name) -> int64_t {
+        for (auto& s : metrics::collect()) {
+            if (s.group == "cache" && s.name == name) {
+                if (auto* c = std::get_if<uint64_t>(&s.value)) {
+                    return int64_t(*c);
+                }
+                return std::get<int64_t>(s.value);
+            }
+        }
+        return -1;
+    };
+    BOOST_CHECK_EQUAL(value_of("page_misses"), 2);
+    BOOST_CHECK_EQUAL(value_of("page_hits"), 1);
+    BOOST_CHECK_EQUAL(value_of("bytes_used"), int64_t(2 * cached_file::page_charge()));
+    BOOST_CHECK_EQUAL(value_of("bytes_budget"), 1 << 20);
+    co_await cf.close();
+    co_await f.close();
+}

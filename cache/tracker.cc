@@ -1,6 +1,8 @@
 // The per-shard cache tracker. See tracker.hh.
 #include "cache/tracker.hh"
 
+#include "runtime/smp.hh"
+
 namespace reef::cache {
 
 cache_tracker& shard_cache_tracker() noexcept {
@@ -8,6 +10,10 @@ cache_tracker& shard_cache_tracker() noexcept {
     // are gone before this is destroyed.
     thread_local cache_tracker tracker;
     return tracker;
+}
+
+future<> drop_caches_on_all_shards() {
+    co_await smp::invoke_on_all([] { drop_caches(); });
 }
 
 metrics::metric_groups cache_tracker::register_metrics() {

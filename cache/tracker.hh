@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cache/lru.hh"
+#include "runtime/future.hh"
 #include "runtime/metrics.hh"
 
 #include <cstddef>
@@ -65,5 +66,7 @@ cache_tracker& shard_cache_tracker() noexcept;
 
 // Empties the calling shard's caches (what is in use stays until released).
 inline void drop_caches() noexcept { shard_cache_tracker().drop_caches(); }
+// Empties every shard's caches (the REST API's drop_sstable_caches, cold-cache benchmarks).
+future<> drop_caches_on_all_shards();
 
 } // namespace reef::cache

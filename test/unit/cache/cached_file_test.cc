@@ -3,12 +3,14 @@
 #include "cache/cached_file.hh"
 #include "runtime/file.hh"
 #include "runtime/reactor.hh"
+#include "runtime/smp.hh"
 #include "runtime/when_all.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/tmpdir.hh"
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <system_error>
@@ -492,4 +494,40 @@ REEF_TEST_CASE(test_tracker_metrics) {
     BOOST_CHECK_EQUAL(value_of("bytes_budget"), 1 << 20);
     co_await cf.close();
     co_await f.close();
+}
+
+REEF_TEST_CASE(test_drop_caches_on_all_shards) {
+    testing::tmpdir dir;
+    std::mt19937_64 rng(7);
+    auto data = random_bytes(2 * ps, rng);
+    auto path = dir.path() + "/f";
+    {
+        auto f = co_await write_file(path, data);
+        co_await f.close();
+    }
+    // Each shard caches the file on its own tracker.
+    auto fill_and_count = [&path, &data](bool fill) -> future<size_t> {
+        thread_local std::unique_ptr<cached_file> cf;
+        thread_local file f;
+        if (fill) {
+            f = co_await open_file_dma(path, open_flags::ro);
+            cf = std::make_unique<cached_file>(f, data.size());
+            (void)co_await cf->read(0, data.size());
+        }
+        size_t pages = cf->cached_pages();
+        if (!fill) {
+            cf.reset();
+            co_await f.close();
+        }
+        co_return pages;
+    };
+    for (shard_id s = 0; s < smp::count(); ++s) {
+        size_t pages = co_await smp::submit_to(s, [&] { return fill_and_count(true); });
+        BOOST_CHECK_EQUAL(pages, 2u);
+    }
+    co_await drop_caches_on_all_shards();
+    for (shard_id s = 0; s < smp::count(); ++s) {
+        size_t pages = co_await smp::submit_to(s, [&] { return fill_and_count(false); });
+        BOOST_CHECK_EQUAL(pages, 0u);
+    }
 }

@@ -250,7 +250,7 @@ void row_serializer::write_static_row(std::string& out, const row& cells) const 
 }
 
 void row_serializer::write_row(std::string& out, const clustering_row& r, uint64_t previous_size) const {
-    if (r.key.size() != _ck_types.size()) {
+    if (r.key.size() > _ck_types.size()) {
         throw std::invalid_argument("a row key of " + std::to_string(r.key.size()) + " values in a table of " +
                                     std::to_string(_ck_types.size()) + " clustering columns");
     }
@@ -259,7 +259,33 @@ void row_serializer::write_row(std::string& out, const clustering_row& r, uint64
     uint8_t flags = 0;
     write_row_body(body, false, r.marker, r.row_tombstone, r.cells, flags);
     out.push_back(char(flags));
-    write_clustering_values(out, _ck_types, r.key);
+    if (r.key.size() == _ck_types.size()) {
+        write_clustering_values(out, _ck_types, r.key);
+    } else {
+        // A compact table's row key may be a prefix: the missing values are null (header bit 2i+1).
+        auto& values = r.key.components();
+        for (size_t start = 0; start < _ck_types.size(); start += 32) {
+            size_t stop = std::min(_ck_types.size(), start + 32);
+            uint64_t header = 0;
+            for (size_t i = start; i < stop; ++i) {
+                if (i >= values.size()) {
+                    header |= uint64_t(2) << ((i - start) * 2);
+                } else if (values[i].empty()) {
+                    header |= uint64_t(1) << ((i - start) * 2);
+                }
+            }
+            utils::append_unsigned_vint(out, header);
+            for (size_t i = start; i < stop && i < values.size(); ++i) {
+                if (values[i].empty()) {
+                    continue;
+                }
+                if (!_ck_types[i]->value_length_if_fixed()) {
+                    utils::append_unsigned_vint(out, values[i].size());
+                }
+                out.append(reinterpret_cast<const char*>(values[i].data()), values[i].size());
+            }
+        }
+    }
     utils::append_unsigned_vint(out, body.size());
     out += body;
 }

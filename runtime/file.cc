@@ -2,6 +2,7 @@
 #include "runtime/file.hh"
 
 #include "runtime/blocking.hh"
+#include "runtime/with_closeable.hh"
 #include "runtime/reactor.hh"
 
 #include <cerrno>
@@ -293,6 +294,15 @@ future<> sync_directory(std::string path) {
         return e;
     });
     co_await check_errno(err, fmt::format("fsync directory {}", path));
+}
+
+future<std::string> read_entire_file(std::string path) {
+    auto f = co_await open_file_dma(std::move(path), open_flags::ro);
+    co_return co_await with_closeable(std::move(f), [](file& f) -> future<std::string> {
+        auto size = co_await f.size();
+        auto buf = co_await f.dma_read_exactly(0, size);
+        co_return std::string(buf.get(), buf.size());
+    });
 }
 
 } // namespace reef

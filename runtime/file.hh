@@ -79,6 +79,8 @@ private:
 future<file> open_file_dma(std::string path, open_flags flags, mode_t mode = 0644);
 
 // Directory and file-name operations, run off the shard's thread.
+// The whole file's bytes (for small files: component metadata, TOC).
+future<std::string> read_entire_file(std::string path);
 future<bool> file_exists(std::string path);
 future<> remove_file(std::string path);
 future<> rename_file(std::string from, std::string to);

@@ -1,6 +1,8 @@
 // input_stream and the read-ahead file data source. See input_stream.hh.
 #include "runtime/input_stream.hh"
 
+#include "runtime/with_closeable.hh"
+
 #include "runtime/reactor.hh"
 
 #include <deque>
@@ -278,6 +280,23 @@ data_source make_file_data_source(file f, uint64_t offset, uint64_t len, file_in
 
 input_stream make_file_input_stream(file f, uint64_t offset, uint64_t len, file_input_stream_options opts) {
     return input_stream(make_file_data_source(std::move(f), offset, len, opts));
+}
+
+future<> for_each_file_buffer(std::string path, file_input_stream_options opts,
+                              std::function<void(const temporary_buffer&)> fn) {
+    auto f = co_await open_file_dma(std::move(path), open_flags::ro);
+    co_await with_closeable(std::move(f), [&](file& f) -> future<> {
+        auto size = co_await f.size();
+        co_await with_closeable(make_file_input_stream(f, 0, size, opts), [&](input_stream& in) -> future<> {
+            while (true) {
+                auto buf = co_await in.read();
+                if (buf.empty()) {
+                    break;
+                }
+                fn(buf);
+            }
+        });
+    });
 }
 
 } // namespace reef

@@ -7,7 +7,9 @@
 #include "runtime/temporary_buffer.hh"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace reef {
 
@@ -72,5 +74,11 @@ struct file_input_stream_options {
 // in engine().io().
 data_source make_file_data_source(file f, uint64_t offset, uint64_t len, file_input_stream_options opts = {});
 input_stream make_file_input_stream(file f, uint64_t offset, uint64_t len, file_input_stream_options opts = {});
+
+// Opens path, streams the whole file through a file input stream, calls fn
+// with each buffer in order, and closes stream and file whatever happens (an
+// exception from fn or from a read comes out after the close).
+future<> for_each_file_buffer(std::string path, file_input_stream_options opts,
+                              std::function<void(const temporary_buffer&)> fn);
 
 } // namespace reef

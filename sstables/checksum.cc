@@ -64,38 +64,13 @@ uint32_t parse_digest(std::string_view text, const std::string& file) {
 }
 
 future<uint32_t> file_crc32(std::string path) {
-    auto f = co_await open_file_dma(path, open_flags::ro);
-    std::exception_ptr err;
     uint32_t crc = 0;
-    try {
-        auto size = co_await f.size();
-        file_input_stream_options opts;
-        opts.buffer_size = 128 * 1024;
-        opts.read_ahead = 2;
-        auto in = make_file_input_stream(f, 0, size, opts);
-        std::exception_ptr read_err;
-        try {
-            while (true) {
-                auto buf = co_await in.read();
-                if (buf.empty()) {
-                    break;
-                }
-                crc = utils::crc32_update(crc, std::span<const char>(buf.get(), buf.size()));
-            }
-        } catch (...) {
-            read_err = std::current_exception();
-        }
-        co_await in.close();
-        if (read_err) {
-            std::rethrow_exception(read_err);
-        }
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await f.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
+    file_input_stream_options opts;
+    opts.buffer_size = 128 * 1024;
+    opts.read_ahead = 2;
+    co_await for_each_file_buffer(std::move(path), opts, [&](const temporary_buffer& buf) {
+        crc = utils::crc32_update(crc, std::span<const char>(buf.get(), buf.size()));
+    });
     co_return crc;
 }
 

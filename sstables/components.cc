@@ -1,6 +1,7 @@
 // Loading an sstable's components. See components.hh.
 #include "sstables/components.hh"
 
+#include "runtime/with_closeable.hh"
 #include "sstables/checked_data_source.hh"
 #include "sstables/exceptions.hh"
 
@@ -9,19 +10,8 @@ namespace reef::sstables {
 namespace {
 
 future<uint64_t> file_size(std::string path) {
-    auto f = co_await open_file_dma(path, open_flags::ro);
-    std::exception_ptr err;
-    uint64_t size = 0;
-    try {
-        size = co_await f.size();
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await f.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    co_return size;
+    auto f = co_await open_file_dma(std::move(path), open_flags::ro);
+    co_return co_await with_closeable(std::move(f), [](file& f) { return f.size(); });
 }
 
 } // namespace
@@ -34,26 +24,26 @@ future<sstable_components> load_components(descriptor d) {
     c.data_file_size = co_await file_size(data_name);
     if (c.listed.has(component_type::compression_info)) {
         auto name = d.filename(component_type::compression_info);
-        auto bytes = co_await read_small_file(name);
+        auto bytes = co_await read_entire_file(name);
         c.compression = std::make_shared<compression_info>(parse_compression_info(bytes, d.version, name, c.data_file_size));
     } else if (c.listed.has(component_type::crc)) {
         auto name = d.filename(component_type::crc);
-        auto bytes = co_await read_small_file(name);
+        auto bytes = co_await read_entire_file(name);
         c.crc = std::make_shared<crc_component>(parse_crc_component(bytes, name, c.data_file_size));
     }
     if (c.listed.has(component_type::filter)) {
         auto name = d.filename(component_type::filter);
-        auto bytes = co_await read_small_file(name);
+        auto bytes = co_await read_entire_file(name);
         c.filter = parse_bloom_filter(bytes, d.version, name);
     }
     if (c.listed.has(component_type::digest)) {
         auto name = d.filename(component_type::digest);
-        auto text = co_await read_small_file(name);
+        auto text = co_await read_entire_file(name);
         c.digest = parse_digest(text, name);
     }
     if (c.listed.has(component_type::summary)) {
         auto name = d.filename(component_type::summary);
-        auto bytes = co_await read_small_file(name);
+        auto bytes = co_await read_entire_file(name);
         c.summary = parse_summary(bytes, name);
     } else {
         c.summary = co_await rebuild_summary(d.filename(component_type::index), d.version);

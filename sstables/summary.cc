@@ -150,56 +150,31 @@ summary summary_builder::build() && {
 
 future<summary> rebuild_summary(std::string index_file, sstable_version v, uint32_t min_index_interval) {
     (void)v;  // every mx version frames entries the same way; only their promoted index differs
-    auto f = co_await open_file_dma(index_file, open_flags::ro);
-    std::exception_ptr err;
     summary_builder b(min_index_interval);
-    try {
-        auto size = co_await f.size();
-        file_input_stream_options opts;
-        opts.buffer_size = 64 * 1024;
-        auto in = make_file_input_stream(f, 0, size, opts);
-        std::exception_ptr read_err;
-        try {
-            std::string pending;  // bytes of entries not yet complete
-            uint64_t pending_at = 0;
-            while (true) {
-                auto buf = co_await in.read();
-                if (buf.empty()) {
-                    break;
-                }
-                pending.append(buf.get(), buf.size());
-                size_t pos = 0;
-                while (true) {
-                    auto rest = std::string_view(pending).substr(pos);
-                    auto len = index_entry_length(rest, index_file, pending_at + pos);
-                    if (!len || *len > rest.size()) {
-                        break;
-                    }
-                    uint16_t key_len = utils::read_be_unchecked<uint16_t>(rest.data());
-                    b.add(rest.substr(2, key_len), pending_at + pos);
-                    pos += *len;
-                }
-                pending.erase(0, pos);
-                pending_at += pos;
+    std::string pending;  // bytes of entries not yet complete
+    uint64_t pending_at = 0;
+    file_input_stream_options opts;
+    opts.buffer_size = 64 * 1024;
+    co_await for_each_file_buffer(index_file, opts, [&](const temporary_buffer& buf) {
+        pending.append(buf.get(), buf.size());
+        size_t pos = 0;
+        while (true) {
+            auto rest = std::string_view(pending).substr(pos);
+            auto len = index_entry_length(rest, index_file, pending_at + pos);
+            if (!len || *len > rest.size()) {
+                break;
             }
-            if (!pending.empty()) {
-                throw malformed_sstable_exception(index_file, pending_at,
-                                                  "expected a whole index entry, found the file's last " +
-                                                      std::to_string(pending.size()) + " bytes cut short");
-            }
-        } catch (...) {
-            read_err = std::current_exception();
+            uint16_t key_len = utils::read_be_unchecked<uint16_t>(rest.data());
+            b.add(rest.substr(2, key_len), pending_at + pos);
+            pos += *len;
         }
-        co_await in.close();
-        if (read_err) {
-            std::rethrow_exception(read_err);
-        }
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await f.close();
-    if (err) {
-        std::rethrow_exception(err);
+        pending.erase(0, pos);
+        pending_at += pos;
+    });
+    if (!pending.empty()) {
+        throw malformed_sstable_exception(index_file, pending_at,
+                                          "expected a whole index entry, found the file's last " +
+                                              std::to_string(pending.size()) + " bytes cut short");
     }
     co_return std::move(b).build();
 }

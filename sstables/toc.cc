@@ -45,27 +45,9 @@ toc parse_toc(std::string_view text, const std::string& file) {
     return t;
 }
 
-future<std::string> read_small_file(std::string path) {
-    auto f = co_await open_file_dma(path, open_flags::ro);
-    std::exception_ptr err;
-    std::string out;
-    try {
-        auto size = co_await f.size();
-        auto buf = co_await f.dma_read_exactly(0, size);
-        out.assign(buf.get(), buf.size());
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await f.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    co_return out;
-}
-
 future<toc> read_toc(const descriptor& d) {
     auto name = d.filename(component_type::toc);
-    auto text = co_await read_small_file(name);
+    auto text = co_await read_entire_file(name);
     co_return parse_toc(text, name);
 }
 

@@ -36,7 +36,4 @@ future<toc> discover_components(const descriptor& d);
 // read_toc when d's TOC.txt exists, discover_components otherwise.
 future<toc> read_or_discover_toc(const descriptor& d);
 
-// Reads a whole (small) file into a string, off the shard's thread for the open and on it for the reads.
-future<std::string> read_small_file(std::string path);
-
 } // namespace reef::sstables

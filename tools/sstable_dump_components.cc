@@ -28,7 +28,7 @@ future<key_types> read_key_types(const descriptor& d) {
     key_types k;
     auto name = d.filename(component_type::statistics);
     try {
-        auto bytes = co_await read_small_file(name);
+        auto bytes = co_await read_entire_file(name);
         auto st = parse_statistics(std::as_bytes(std::span<const char>(bytes)), d.version, name);
         if (st.header) {
             k.partition_key = st.header->partition_key_type;
@@ -108,7 +108,7 @@ future<std::string> for_each_sstable(std::vector<descriptor> sstables, Fn fn) {
 future<> dump_index(json_writer& w, const descriptor& d) {
     auto k = co_await read_key_types(d);
     auto name = d.filename(component_type::index);
-    auto bytes = co_await read_small_file(name);
+    auto bytes = co_await read_entire_file(name);
     auto entries = parse_index_entries(bytes, d.version, name);
     w.begin_array();
     for (auto& e : entries) {

@@ -2,6 +2,7 @@
 #include "tools/sstable_validate.hh"
 
 #include "runtime/file.hh"
+#include "runtime/with_closeable.hh"
 #include "sstables/components.hh"
 #include "sstables/exceptions.hh"
 #include "utils/json_writer.hh"
@@ -23,27 +24,12 @@ struct validation {
 // Reads all of Data.db through its checked source: every chunk's CRC32 is checked on the way.
 future<> read_checked(const sstable_components& c) {
     auto f = co_await open_file_dma(c.desc.filename(component_type::data), open_flags::ro);
-    std::exception_ptr err;
-    try {
-        auto src = make_data_source(f, c, 0, c.data_length());
-        std::exception_ptr read_err;
-        try {
+    co_await with_closeable(std::move(f), [&](file& f) {
+        return with_closeable(make_data_source(f, c, 0, c.data_length()), [](data_source& src) -> future<> {
             while (!(co_await src.get()).empty()) {
             }
-        } catch (...) {
-            read_err = std::current_exception();
-        }
-        co_await src.close();
-        if (read_err) {
-            std::rethrow_exception(read_err);
-        }
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await f.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
+        });
+    });
 }
 
 future<validation> validate(const descriptor& d) {

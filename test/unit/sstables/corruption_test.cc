@@ -37,7 +37,7 @@ void write_file(const std::string& path, std::string_view bytes) {
 future<> read_everything(const descriptor& d, const schema_ptr& table) {
     auto c = co_await load_components(d);
     auto index_name = d.filename(component_type::index);
-    auto index_bytes = co_await read_small_file(index_name);
+    auto index_bytes = co_await read_entire_file(index_name);
     auto entries = parse_index_entries(index_bytes, d.version, index_name);
     if (table) {
         for (auto& e : entries) {

@@ -49,10 +49,10 @@ future<read_back_result> read_back(descriptor d, schema_ptr s,
     read_back_result r;
     r.components = co_await load_components(d);
     auto stats_path = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_small_file(stats_path);
+    auto stats_bytes = co_await read_entire_file(stats_path);
     r.stats = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_path);
     auto index_path = d.filename(component_type::index);
-    r.index = parse_index_entries(co_await read_small_file(index_path), d.version, index_path);
+    r.index = parse_index_entries(co_await read_entire_file(index_path), d.version, index_path);
     if (r.components.digest) {
         co_await verify_digest(d.filename(component_type::data), *r.components.digest);
     }

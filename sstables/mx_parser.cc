@@ -68,8 +68,8 @@ std::string hex(unsigned v) {
 } // namespace
 
 mx_parser::mx_parser(const serialization_header& header, std::string file, mx_consumer& consumer,
-                     uint64_t start_offset, std::optional<uint64_t> stream_end)
-    : _header(header), _consumer(consumer), _in(std::move(file), start_offset, stream_end) {
+                     uint64_t start_offset, std::optional<uint64_t> stream_end, start_at start)
+    : _header(header), _consumer(consumer), _in(std::move(file), start_offset, stream_end), _start(start) {
     for (auto& t : header.clustering_types) {
         _clustering_lengths.push_back(t->value_length_if_fixed());
     }
@@ -123,42 +123,47 @@ utils::sync_generator<parse_step> mx_parser::parse() {
     mx_marker marker;
     mx_cell cell;
 
+    bool inside_partition = _start == start_at::inside_partition;
     while (true) {
-        // A partition boundary: the stream may end here.
-        while (true) {
-            auto more = _in.has_more();
-            if (more) {
-                if (!*more) {
-                    co_return;
+        if (!inside_partition) {
+            // A partition boundary: the stream may end here.
+            while (true) {
+                auto more = _in.has_more();
+                if (more) {
+                    if (!*more) {
+                        co_return;
+                    }
+                    break;
                 }
-                break;
+                co_yield parse_step{parse_step::kind::need_more_data, 0};
             }
-            co_yield parse_step{parse_step::kind::need_more_data, 0};
-        }
-        uint64_t partition_position = _in.offset();
-        MX_READ(_in.read_be(u16, "the partition key length"));
-        _in.check_length(u16, std::nullopt, "the partition key");
-        MX_READ(_in.read_bytes(span, u16, "the partition key"));
-        key.assign(reinterpret_cast<const uint8_t*>(span.data()), reinterpret_cast<const uint8_t*>(span.data()) + span.size());
-        uint64_t deletion_at = _in.offset();
-        MX_READ(_in.read_be(i32, "the partition deletion's local deletion time"));
-        MX_READ(_in.read_be(i64, "the partition deletion's timestamp"));
-        tombstone partition_tomb;
-        if (i64 == api::missing_timestamp && i32 == no_deletion_time_32) {
-            // live
-        } else if (i64 == api::missing_timestamp || i32 == no_deletion_time_32) {
-            _in.fail(deletion_at, "expected a partition deletion time, found timestamp " + std::to_string(i64) +
-                                      " with local deletion time " + std::to_string(i32) +
-                                      " (only both or neither may say 'not deleted')");
-        } else {
-            partition_tomb = tombstone{i64, deletion_time_of(i32)};
-        }
-        if (_consumer.consume_partition_start(key, partition_tomb, partition_position, _in.offset()) ==
-            mx_consumer::proceed::no) {
-            co_yield parse_step{parse_step::kind::consumer_full, 0};
+            uint64_t partition_position = _in.offset();
+            MX_READ(_in.read_be(u16, "the partition key length"));
+            _in.check_length(u16, std::nullopt, "the partition key");
+            MX_READ(_in.read_bytes(span, u16, "the partition key"));
+            key.assign(reinterpret_cast<const uint8_t*>(span.data()), reinterpret_cast<const uint8_t*>(span.data()) + span.size());
+            uint64_t deletion_at = _in.offset();
+            MX_READ(_in.read_be(i32, "the partition deletion's local deletion time"));
+            MX_READ(_in.read_be(i64, "the partition deletion's timestamp"));
+            tombstone partition_tomb;
+            if (i64 == api::missing_timestamp && i32 == no_deletion_time_32) {
+                // live
+            } else if (i64 == api::missing_timestamp || i32 == no_deletion_time_32) {
+                _in.fail(deletion_at, "expected a partition deletion time, found timestamp " + std::to_string(i64) +
+                                          " with local deletion time " + std::to_string(i32) +
+                                          " (only both or neither may say 'not deleted')");
+            } else {
+                partition_tomb = tombstone{i64, deletion_time_of(i32)};
+            }
+            if (_consumer.consume_partition_start(key, partition_tomb, partition_position, _in.offset()) ==
+                mx_consumer::proceed::no) {
+                co_yield parse_step{parse_step::kind::consumer_full, 0};
+            }
         }
 
-        bool first_unfiltered = true;
+        // Started inside a partition: its static row, if any, is behind us.
+        bool first_unfiltered = !inside_partition;
+        inside_partition = false;
         uint64_t previous_size = 0;
         while (true) {
             uint64_t position = _in.offset();

@@ -36,10 +36,15 @@ inline constexpr deletion_time_type invalid_deletion_time = 4294967294LL;
 
 class mx_parser {
 public:
-    // Parses partitions from start_offset (a partition boundary) on. stream_end: where the stream ends, if
-    // known; lengths reaching past it are refused at once.
+    // Where the first byte fed is: a partition's start, or an unfiltered (row or marker) inside a partition,
+    // as a promoted index block gives (the partition then goes on from there, with no partition start and no
+    // static row reported).
+    enum class start_at { partition, inside_partition };
+
+    // Parses from start_offset on. stream_end: where the stream ends, if known; lengths reaching past it are
+    // refused at once.
     mx_parser(const serialization_header& header, std::string file, mx_consumer& consumer, uint64_t start_offset = 0,
-              std::optional<uint64_t> stream_end = std::nullopt);
+              std::optional<uint64_t> stream_end = std::nullopt, start_at start = start_at::partition);
     mx_parser(const mx_parser&) = delete;
     mx_parser& operator=(const mx_parser&) = delete;
 
@@ -67,6 +72,7 @@ private:
     std::vector<std::optional<uint32_t>> _clustering_lengths;
     std::vector<column_info> _static_columns;
     std::vector<column_info> _regular_columns;
+    start_at _start;
     std::exception_ptr _error;
     utils::sync_generator<parse_step> _gen;
 };

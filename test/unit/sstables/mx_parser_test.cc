@@ -628,3 +628,87 @@ BOOST_AUTO_TEST_CASE(test_errors_name_what_was_expected) {
         BOOST_CHECK_MESSAGE(std::string(e.what()).find("impossible length") != std::string::npos, e.what());
     }
 }
+
+namespace {
+
+// Stops the parser at the first partition end.
+class until_partition_end : public recording_consumer {
+public:
+    bool ended = false;
+    proceed consume_partition_end(uint64_t end) override {
+        recording_consumer::consume_partition_end(end);
+        ended = true;
+        return proceed::no;
+    }
+};
+
+} // namespace
+
+// Starting at a row or marker inside a partition (a promoted index block's offset) gives the rest of that
+// partition as the whole parse has it, with no partition start and no static row.
+BOOST_DATA_TEST_CASE(test_starting_inside_a_partition, bdata::make(dataset_names), name) {
+    auto corpus = require_peer_corpus();
+    if (!corpus) {
+        return;
+    }
+    auto seed = test_seed();
+    std::mt19937 rng(seed);
+    BOOST_TEST_CONTEXT(name << " seed " << seed) {
+        for (auto& s : load_sstables(*corpus / name)) {
+            if (debug_build && s.data.size() > 300000) {
+                continue;
+            }
+            auto whole = parse_to_log(s, [] { return size_t(1) << 30; }, true);
+            // The offsets of every row and marker (not static rows), where their lines start in the log, and
+            // where their partition's end line starts.
+            struct start_point {
+                uint64_t offset;
+                size_t line;
+                size_t end_line;
+            };
+            std::vector<size_t> line_starts;
+            for (size_t pos = 0; pos < whole.size(); pos = whole.find('\n', pos) + 1) {
+                line_starts.push_back(pos);
+            }
+            std::vector<start_point> starts;
+            size_t next_end = std::string::npos;
+            for (size_t i = line_starts.size(); i-- > 0;) {
+                size_t pos = line_starts[i];
+                if (whole.compare(pos, 2, "E ") == 0) {
+                    next_end = pos;
+                } else if (whole.compare(pos, 2, "R ") == 0 || whole.compare(pos, 2, "M ") == 0) {
+                    auto at = whole.find('@', pos);
+                    starts.push_back({std::stoull(whole.substr(at + 1, 20)), pos, next_end});
+                }
+            }
+            std::shuffle(starts.begin(), starts.end(), rng);
+            size_t tried = 0;
+            for (auto [offset, line, end_line] : starts) {
+                // Long remainders of huge partitions are left out (each start parses to its partition's end).
+                if (end_line - line > 20000) {
+                    continue;
+                }
+                if (++tried > 40) {
+                    break;
+                }
+                auto expected = whole.substr(line, whole.find('\n', end_line) + 1 - line);
+                until_partition_end c;
+                mx_parser p(*s.stats.header, s.data_path.string(), c, offset, s.data.size(),
+                            mx_parser::start_at::inside_partition);
+                auto sizes = random_sizes(rng);
+                size_t pos = offset;
+                while (!c.ended) {
+                    auto step = p.run();
+                    BOOST_REQUIRE(step.what != parse_step::kind::done);
+                    if (step.what == parse_step::kind::need_more_data) {
+                        size_t n = std::min(sizes(), s.data.size() - size_t(pos));
+                        p.feed(std::span<const std::byte>(s.data).subspan(pos, n));
+                        pos += n;
+                    }
+                }
+                BOOST_REQUIRE_EQUAL(c.log, expected);
+            }
+            BOOST_TEST_MESSAGE(name << ": " << std::min<size_t>(tried, 40) << " starts inside partitions");
+        }
+    }
+}

@@ -1,0 +1,62 @@
+// The partition index reader. See index_reader.hh.
+#include "index/index_reader.hh"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace reef::index {
+
+future<index_page_cache::entry_ptr> index_reader::page(size_t i) {
+    uint64_t begin = _summary.points[i].index_position;
+    uint64_t end = i + 1 < _summary.points.size() ? _summary.points[i + 1].index_position : _summary.index_file_size;
+    if (end < begin) {
+        throw std::runtime_error("index_reader: summary entry " + std::to_string(i) + " points at Index.db " +
+                                 std::to_string(begin) + ", past the next page's start " + std::to_string(end));
+    }
+    auto loader = [this, begin, end]() -> future<partition_index_page> {
+        auto buf = co_await _caches.file().read(begin, end - begin);
+        if (buf.size() != end - begin) {
+            throw std::runtime_error("index_reader: Index.db is shorter than the summary says (page at " +
+                                     std::to_string(begin) + ")");
+        }
+        co_return _parse(std::string_view(buf.get(), buf.size()), begin);
+    };
+    auto p = co_await _caches.index().get_or_load(i, loader);
+    co_return p;
+}
+
+future<uint64_t> index_reader::first_not(std::function<bool(const dht::decorated_key&)> skip) {
+    auto& pts = _summary.points;
+    if (pts.empty()) {
+        co_return _summary.data_length;
+    }
+    // The last page whose first key is skipped holds the answer, or the next page starts with it.
+    size_t skipped = std::partition_point(pts.begin(), pts.end(), [&](const summary_point& p) { return skip(p.key); }) -
+                     pts.begin();
+    size_t i = skipped == 0 ? 0 : skipped - 1;
+    for (; i < pts.size(); ++i) {
+        auto pg = co_await page(i);
+        auto& es = pg->entries;
+        auto it = std::partition_point(es.begin(), es.end(), [&](const partition_index_page_entry& e) { return skip(e.key); });
+        if (it != es.end()) {
+            co_return it->data_position;
+        }
+    }
+    co_return _summary.data_length;
+}
+
+future<uint64_t> index_reader::lower_bound(const dht::ring_position& p) {
+    std::function<bool(const dht::decorated_key&)> skip = [&](const dht::decorated_key& k) { return p.compare(k) > 0; };
+    auto pos = co_await first_not(std::move(skip));
+    co_return pos;
+}
+
+future<data_range> index_reader::range(const dht::partition_range& pr) {
+    std::function<bool(const dht::decorated_key&)> before = [&](const dht::decorated_key& k) { return pr.before(k); };
+    std::function<bool(const dht::decorated_key&)> not_after = [&](const dht::decorated_key& k) { return !pr.after(k); };
+    auto start = co_await first_not(std::move(before));
+    auto end = co_await first_not(std::move(not_after));
+    co_return data_range{start, std::max(start, end)};
+}
+
+} // namespace reef::index

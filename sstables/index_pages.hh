@@ -1,0 +1,19 @@
+// What the index room needs from an sstable's components: the summary with tokens (index_summary) and the parser of
+// Index.db pages into partition_index_page (the entry format is the sstables room's, index/ only searches).
+#pragma once
+
+#include "index/index_reader.hh"
+#include "sstables/summary.hh"
+#include "sstables/version.hh"
+
+#include <string>
+
+namespace reef::sstables {
+
+// The summary's points decorated with their Murmur3 tokens; index_file_size ends the last page.
+index::index_summary make_index_summary(const summary& s, uint64_t index_file_size, uint64_t data_length);
+
+// Parses one page of version v's Index.db (file names it in errors).
+index::page_parser make_index_page_parser(sstable_version v, std::string file);
+
+} // namespace reef::sstables

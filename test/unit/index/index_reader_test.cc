@@ -1,0 +1,137 @@
+// The partition index reader: random memtables written to sstables with tiny summary intervals (many pages), then
+// random partition ranges and ring positions looked up through the summary and Index.db pages, compared with a
+// binary search over every Index.db entry; a second identical lookup reads nothing from disk.
+#include "cache/cached_file.hh"
+#include "cache/read_caches.hh"
+#include "db/memtable.hh"
+#include "db/memtable_reader.hh"
+#include "index/index_reader.hh"
+#include "runtime/file.hh"
+#include "runtime/reactor.hh"
+#include "sstables/components.hh"
+#include "sstables/index_entry.hh"
+#include "sstables/index_pages.hh"
+#include "sstables/writer.hh"
+#include "test/lib/mutation_model.hh"
+#include "test/lib/random_mutation.hh"
+#include "test/lib/reef_test.hh"
+#include "test/lib/simple_keys.hh"
+#include "test/lib/tmpdir.hh"
+#include "test/lib/writable_mutation.hh"
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+
+using namespace reef;
+using namespace reef::sstables;
+using namespace reef::testing;
+
+namespace {
+
+// The expected Data.db position of the first entry for which skip is false.
+uint64_t expected_first_not(const std::vector<index_entry>& all, uint64_t data_length,
+                            const std::function<bool(const dht::decorated_key&)>& skip) {
+    for (auto& e : all) {
+        if (!skip(dht::decorated_key(e.key))) {
+            return e.data_position;
+        }
+    }
+    return data_length;
+}
+
+} // namespace
+
+REEF_TEST_CASE(index_reader_matches_every_entry) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+#ifdef REEF_DEBUG
+    constexpr int cases = 12;
+#else
+    constexpr int cases = 40;
+#endif
+    tmpdir dir;
+    int generation = 0;
+    size_t lookups = 0, pages_seen = 0;
+    auto s = random_test_schemas().front();
+    mutation_generator g(s, seed);
+    for (int i = 0; i < cases; ++i) {
+        BOOST_TEST_CONTEXT("seed " << seed << " case " << i) {
+            auto mt = std::make_shared<memtable>(s);
+            std::vector<dht::decorated_key> keys;
+            int partitions = g.rnd(0, 4) == 0 ? g.rnd(0, 3) : g.rnd(20, 300);
+            for (int p = 0; p < partitions; ++p) {
+                auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 100000)), 2));
+                keys.push_back(m.decorated_key());
+                mt->apply(m);
+            }
+            std::sort(keys.begin(), keys.end());
+            keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+            writer_options o;
+            o.min_index_interval = g.rnd(1, 8);
+            o.column_index_size = g.rnd(0, 1) ? 1 : 64 * 1024;
+            descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
+            auto reader = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+            co_await write_sstable(reader, s, d, o);
+            co_await reader.close();
+
+            auto comps = co_await load_components(d);
+            auto index_path = d.filename(component_type::index);
+            auto all = parse_index_entries(co_await read_entire_file(index_path), d.version, index_path);
+            BOOST_REQUIRE_EQUAL(all.size(), keys.size());
+            auto f = co_await open_file_dma(index_path, open_flags::ro);
+            auto size = co_await f.size();
+            auto summary = make_index_summary(comps.summary, size, comps.data_length());
+            pages_seen += summary.points.size();
+            cache::cache_tracker tracker(size_t(64) << 20);
+            {
+                cache::cached_file cf(f, size, tracker);
+                index::index_page_cache pages(tracker);
+                cache::read_caches<index::partition_index_page> caches(cf, pages, cache::bypass_cache::no);
+                index::index_reader ir(summary, caches, make_index_page_parser(d.version, index_path));
+                for (int q = 0; q < 60; ++q) {
+                    auto pr = random_partition_range(g, keys);
+                    std::function<bool(const dht::decorated_key&)> before = [&](const dht::decorated_key& k) { return pr.before(k); };
+                    std::function<bool(const dht::decorated_key&)> not_after = [&](const dht::decorated_key& k) { return !pr.after(k); };
+                    auto start = expected_first_not(all, comps.data_length(), before);
+                    auto end = std::max(start, expected_first_not(all, comps.data_length(), not_after));
+                    auto got = co_await ir.range(pr);
+                    BOOST_CHECK_EQUAL(got.start, start);
+                    BOOST_CHECK_EQUAL(got.end, end);
+                    // Warm: the same lookup again reads no Index.db byte from disk.
+                    auto reads = engine().io().bytes_read;
+                    auto misses = cf.stats().page_misses;
+                    auto again = co_await ir.range(pr);
+                    BOOST_CHECK(again == got);
+                    BOOST_CHECK_EQUAL(engine().io().bytes_read, reads);
+                    BOOST_CHECK_EQUAL(cf.stats().page_misses, misses);
+                    // A ring position around a random token.
+                    auto t = dht::token(int64_t(g.rnd(0, 1) ? keys.empty() ? 0 : keys[size_t(g.rnd(0, int(keys.size()) - 1))].get_token().value() : int64_t(g.rnd(-1000000, 1000000)) << 40));
+                    auto rp = g.rnd(0, 1) ? dht::ring_position::before_token(t) : dht::ring_position::after_token(t);
+                    std::function<bool(const dht::decorated_key&)> skip = [&](const dht::decorated_key& k) { return rp.compare(k) > 0; };
+                    auto lb = co_await ir.lower_bound(rp);
+                    BOOST_CHECK_EQUAL(lb, expected_first_not(all, comps.data_length(), skip));
+                    ++lookups;
+                }
+                // A page of the index holds what Index.db holds there, promoted index bytes included.
+                size_t n = 0;
+                for (size_t p = 0; p < ir.page_count(); ++p) {
+                    auto pg = co_await ir.page(p);
+                    for (auto& e : pg->entries) {
+                        BOOST_REQUIRE_LT(n, all.size());
+                        BOOST_CHECK(e.key.key().view() == all[n].key.view());
+                        BOOST_CHECK_EQUAL(e.data_position, all[n].data_position);
+                        BOOST_CHECK_EQUAL(e.promoted_index.size() > 1, bool(all[n].promoted));
+                        ++n;
+                    }
+                }
+                BOOST_CHECK_EQUAL(n, all.size());
+                co_await caches.close();
+                co_await cf.close();
+            }
+            co_await f.close();
+        }
+        co_await yield();
+    }
+    BOOST_TEST_MESSAGE(lookups << " lookups over " << pages_seen << " summary pages");
+}

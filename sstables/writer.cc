@@ -209,7 +209,9 @@ public:
         close_header();
         tombstone prev = _in_force;
         tombstone next = rtc.tomb;
-        if (prev == next) {
+        // Two empty sides say nothing; two equal ones are a boundary the stream chose to keep (a file had it), and
+        // it is written as such, so a rewrite keeps it.
+        if (!prev && !next) {
             return;
         }
         auto& p = rtc.position;

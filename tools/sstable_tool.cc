@@ -8,6 +8,7 @@
 #include "sstables/version.hh"
 #include "tools/sstable_dump_components.hh"
 #include "tools/sstable_dump_data.hh"
+#include "tools/sstable_rewrite.hh"
 #include "tools/sstable_validate.hh"
 
 #include <fmt/format.h>
@@ -25,6 +26,8 @@ namespace {
 struct verb_context {
     // The clock (seconds since the epoch) that decides which TTL'd data counts as expired.
     int64_t now;
+    // Verbs that write sstables: where, and how.
+    rewrite_options rewrite;
 };
 
 // A verb turns the sstables named on the command line into the text it prints.
@@ -34,6 +37,8 @@ struct verb {
     future<std::string> (*run)(std::vector<sstables::descriptor>, const verb_context&);
     // Whether the output depends on the clock (then the verb takes --now).
     bool uses_clock = false;
+    // Whether the verb writes sstables (then it takes --out and --uncompressed).
+    bool writes = false;
 };
 
 const verb verbs[] = {
@@ -46,6 +51,9 @@ const verb verbs[] = {
      [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_summary_json(std::move(d)); }},
     {"dump-compression-info", "CompressionInfo.db (compressor, options, chunk length, chunk offsets) as JSON",
      [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_compression_info_json(std::move(d)); }},
+    {"rewrite", "reads each sstable and writes it again with Reef's writer, as me, into --out (same generation)",
+     [](std::vector<sstables::descriptor> d, const verb_context& c) { return rewrite_sstables(std::move(d), c.rewrite); },
+     false, true},
     {"validate-checksums", "checks every Data.db chunk's CRC32 and the whole-file digest; JSON per sstable",
      [](std::vector<sstables::descriptor> d, const verb_context&) { return validate_checksums_json(std::move(d)); }},
 };
@@ -91,6 +99,10 @@ int sstable_main(int argc, char** argv) {
     if (v->uses_clock) {
         opts.add("now", "the clock in seconds since the epoch, for the \"expired\" flags of TTL'd data "
                         "(the default is the wall clock)", &ctx.now, ctx.now);
+    }
+    if (v->writes) {
+        opts.add("out", "the directory the sstables are written to", &ctx.rewrite.out_dir);
+        opts.add("uncompressed", "write Data.db uncompressed (with CRC.db) instead of LZ4", &ctx.rewrite.uncompressed);
     }
     runtime_config cfg;
     std::vector<sstables::descriptor> sstables;

@@ -37,7 +37,7 @@ mx_fragment_consumer::token_function token_function_for(const std::string& parti
 
 future<std::string> rewrite_one(descriptor d, const rewrite_options& opts) {
     auto stats_name = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_small_file(stats_name);
+    auto stats_bytes = co_await read_entire_file(stats_name);
     auto st = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_name);
     auto components = co_await load_components(d);
     auto schema = schema_from_header(*st.header);

@@ -1,0 +1,221 @@
+// table: memtables, background flush, the sstable set, reads over all of them, major compaction.
+#include "db/table.hh"
+
+#include "db/memtable_reader.hh"
+#include "reader/combined_reader.hh"
+#include "reader/compacting_reader.hh"
+#include "runtime/blocking.hh"
+#include "runtime/file.hh"
+#include "runtime/log.hh"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace reef {
+
+namespace {
+logger tlog("table");
+}
+
+table::table(schema_ptr s, table_config cfg)
+    : _schema(std::move(s)), _cfg(std::move(cfg)), _active(std::make_shared<memtable>(_schema)) {
+    if (!_cfg.write_sstable) {
+        _cfg.write_sstable = [](mutation_reader& r, schema_ptr s, sstables::descriptor d, sstables::writer_options o) {
+            return sstables::write_sstable(r, std::move(s), std::move(d), std::move(o));
+        };
+    }
+}
+
+future<> table::start() {
+    auto& dir = _cfg.directory;
+    co_await run_blocking([&dir] { std::filesystem::create_directories(dir); });
+    co_await sstables::remove_partial_sstables(dir);
+    auto descs = co_await run_blocking([&dir] {
+        std::vector<sstables::descriptor> out;
+        for (auto& e : std::filesystem::directory_iterator(dir)) {
+            auto name = e.path().filename().string();
+            if (name.ends_with("-TOC.txt")) {
+                out.push_back(sstables::descriptor::from_path(e.path().string()));
+            }
+        }
+        return out;
+    });
+    for (auto& d : descs) {
+        _sstables.push_back(co_await open_table_sstable(d));
+        uint64_t gen = 0;
+        try {
+            gen = std::stoull(d.generation);
+        } catch (...) {
+            throw std::runtime_error(d.filename(sstables::component_type::toc) + ": generation is not a number");
+        }
+        _last_generation = std::max(_last_generation, gen);
+    }
+}
+
+future<> table::stop() {
+    co_await _background.close();
+    auto f = co_await get_units(_flush_sem, 1);
+    auto c = co_await get_units(_compaction_sem, 1);
+}
+
+void table::apply(const mutation& m) {
+    _active->apply(m);
+    if (_active->occupancy() >= _cfg.memtable_flush_threshold && !_background.is_closed()) {
+        seal_active();
+        _background.enter();
+        spawn([this]() -> future<> {
+            try {
+                co_await flush_sealed();
+            } catch (const std::exception& e) {
+                tlog.warn("{}.{}: background flush failed (memtable kept, retried by the next flush): {}",
+                          _schema->keyspace(), _schema->table(), e.what());
+            } catch (...) {
+                tlog.warn("{}.{}: background flush failed (memtable kept, retried by the next flush)",
+                          _schema->keyspace(), _schema->table());
+            }
+            _background.leave();
+        });
+    }
+}
+
+void table::seal_active() {
+    if (!_active->empty()) {
+        _sealed.push_back(std::exchange(_active, std::make_shared<memtable>(_schema)));
+    }
+}
+
+sstables::descriptor table::next_descriptor() {
+    return sstables::descriptor{_cfg.directory, sstables::sstable_version::me, std::to_string(++_last_generation), "big"};
+}
+
+future<sstables::written_sstable> table::write(mutation_reader& r, sstables::descriptor d) {
+    return _cfg.write_sstable(r, _schema, std::move(d), sstables::writer_options_for(*_schema));
+}
+
+future<> table::flush_sealed() {
+    auto units = co_await get_units(_flush_sem, 1);
+    while (!_sealed.empty()) {
+        auto mt = _sealed.front();
+        auto d = next_descriptor();
+        auto r = make_memtable_reader(mt, _schema, dht::partition_range::full(), {position_range::full()}, false);
+        std::exception_ptr err;
+        try {
+            co_await write(r, d);
+        } catch (...) {
+            err = std::current_exception();
+        }
+        co_await r.close();
+        if (err) {
+            ++_failed_flushes;
+            std::rethrow_exception(err);
+        }
+        auto sst = co_await open_table_sstable(d);
+        // One step, no suspension: the sstable joins the set as the memtable leaves, so no read misses it.
+        _sstables.push_back(std::move(sst));
+        _sealed.erase(std::find(_sealed.begin(), _sealed.end(), mt));
+        ++_flushes;
+    }
+}
+
+future<> table::flush() {
+    seal_active();
+    co_await flush_sealed();
+}
+
+mutation_reader table::make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed,
+                                   streamed_forwarding fwd) {
+    std::vector<combined_reader_source> sources;
+    auto add_memtable = [&](const std::shared_ptr<memtable>& mt) {
+        if (!mt->empty()) {
+            sources.push_back({make_memtable_reader(mt, _schema, range, slice, reversed, streamed_forwarding::yes),
+                               mt->max_timestamp(), streamed_forwarding::yes});
+        }
+    };
+    // The active memtable takes writes during the read (its reader follows them, see memtable_reader.hh).
+    sources.push_back({make_memtable_reader(_active, _schema, range, slice, reversed, streamed_forwarding::yes),
+                       std::numeric_limits<api::timestamp_type>::max(), streamed_forwarding::yes});
+    for (auto& mt : _sealed) {
+        add_memtable(mt);
+    }
+    for (auto& sst : _sstables) {
+        sources.push_back({make_sstable_reader(sst, _schema, range, slice, reversed, streamed_forwarding::yes),
+                           sst->max_timestamp, streamed_forwarding::yes});
+    }
+    return make_combined_reader(_schema, std::move(sources), reversed, fwd);
+}
+
+std::vector<sstables::descriptor> table::sstable_descriptors() const {
+    std::vector<sstables::descriptor> out;
+    for (auto& s : _sstables) {
+        out.push_back(s->desc);
+    }
+    return out;
+}
+
+api::timestamp_type table::max_purgeable(const dht::decorated_key& k,
+                                         const std::vector<std::shared_ptr<table_sstable>>& compacting) const {
+    auto result = std::numeric_limits<api::timestamp_type>::max();
+    auto consider_memtable = [&](const memtable& mt) {
+        if (mt.partitions().contains(k)) {
+            result = std::min(result, mt.min_timestamp());
+        }
+    };
+    consider_memtable(*_active);
+    for (auto& mt : _sealed) {
+        consider_memtable(*mt);
+    }
+    for (auto& sst : _sstables) {
+        if (std::find(compacting.begin(), compacting.end(), sst) == compacting.end() && sst->may_contain(k)) {
+            result = std::min(result, sst->min_timestamp);
+        }
+    }
+    return result;
+}
+
+future<> table::compact_all(deletion_time_type now) {
+    auto units = co_await get_units(_compaction_sem, 1);
+    auto compacting = _sstables;
+    if (compacting.empty()) {
+        co_return;
+    }
+    std::vector<combined_reader_source> sources;
+    for (auto& sst : compacting) {
+        sources.push_back({make_sstable_full_scan_reader(sst, _schema), sst->max_timestamp, streamed_forwarding::no});
+    }
+    auto combined = make_combined_reader(_schema, std::move(sources), false, streamed_forwarding::no);
+    auto gc_before = now - _schema->options().gc_grace_seconds;
+    auto reader = make_compacting_reader(std::move(combined), now, compaction_mode::compaction, gc_before,
+                                         [this, &compacting](const dht::decorated_key& k) {
+                                             return max_purgeable(k, compacting);
+                                         });
+    auto d = next_descriptor();
+    std::exception_ptr err;
+    sstables::written_sstable written;
+    try {
+        written = co_await write(reader, d);
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await reader.close();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+    std::shared_ptr<table_sstable> out;
+    if (written.partitions) {
+        out = co_await open_table_sstable(d);
+    }
+    // One step: the output replaces its inputs in the set.
+    std::erase_if(_sstables, [&](auto& s) { return std::find(compacting.begin(), compacting.end(), s) != compacting.end(); });
+    if (out) {
+        _sstables.push_back(std::move(out));
+    }
+    if (!written.partitions) {
+        co_await delete_table_sstable(d);
+    }
+    for (auto& sst : compacting) {
+        co_await sst->readers.close();
+        co_await delete_table_sstable(sst->desc);
+    }
+}
+
+} // namespace reef

@@ -1,0 +1,97 @@
+// table: one table on one shard: writes go into the active memtable, full memtables are flushed to new sstables
+// in the background, reads merge memtables and sstables with no window that misses data; major compaction.
+#pragma once
+
+#include "db/memtable.hh"
+#include "db/table_sstable.hh"
+#include "reader/mutation_reader.hh"
+#include "runtime/future.hh"
+#include "runtime/gate.hh"
+#include "runtime/semaphore.hh"
+#include "sstables/writer.hh"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace reef {
+
+struct table_config {
+    // The table's data directory: its sstables are `<directory>/me-<generation>-big-<Component>`, generations
+    // decimal, each new sstable one above the greatest seen (loaded or written).
+    std::string directory;
+    // A memtable whose occupancy() reaches this many bytes is sealed and flushed in the background.
+    size_t memtable_flush_threshold = 64 << 20;
+    // Writes an sstable (the default: sstables::write_sstable). Tests inject failures here.
+    std::function<future<sstables::written_sstable>(mutation_reader&, schema_ptr, sstables::descriptor,
+                                                     sstables::writer_options)>
+        write_sstable;
+};
+
+class table {
+public:
+    table(schema_ptr s, table_config cfg);
+    table(const table&) = delete;
+
+    // Loads the directory's sstables (created if missing; partial writes removed first). Call once, before use.
+    future<> start();
+    // Waits for background flushes and compaction; memtables not yet flushed are dropped (flush() first to keep them).
+    future<> stop();
+
+    const schema_ptr& schema() const noexcept { return _schema; }
+
+    // Into the active memtable; seals it and starts a background flush when it reaches the threshold.
+    void apply(const mutation& m);
+
+    // Everything: the active memtable, the sealed ones not yet flushed, and the sstables, merged (see
+    // make_combined_reader; every source with its max_timestamp). The sources are the ones present now: a flush
+    // that ends during the read leaves the memtable alive until the read is closed, a compaction keeps the old
+    // sstables' files until their readers are closed. `slice` in the read's order (reverse_ranges).
+    mutation_reader make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed = false,
+                                streamed_forwarding fwd = streamed_forwarding::no);
+
+    // Seals the active memtable (if not empty) and flushes every sealed memtable, oldest first. A failed write
+    // leaves the memtable sealed and readable (the next flush retries it) and throws.
+    future<> flush();
+
+    // Major compaction: every sstable of the set when it starts becomes one (none when nothing is left), through
+    // the combined reader and the compacting reader in compaction mode, gc_before = now - gc_grace_seconds.
+    // max_purgeable for a key is the least min_timestamp of what lies outside the compaction and may hold that key
+    // when the partition starts: the memtables (active and sealed) holding the key, and the sstables flushed
+    // since the compaction started whose bloom filter admits it. Writes applied to the key after its partition
+    // started are not taken into account (as in Cassandra: they are assumed not to be older than gc_grace).
+    future<> compact_all(deletion_time_type now);
+
+    // Observers (tests, metrics).
+    size_t sealed_memtable_count() const noexcept { return _sealed.size(); }
+    size_t sstable_count() const noexcept { return _sstables.size(); }
+    std::vector<sstables::descriptor> sstable_descriptors() const;
+    const memtable& active_memtable() const noexcept { return *_active; }
+    uint64_t flushes() const noexcept { return _flushes; }
+    uint64_t failed_flushes() const noexcept { return _failed_flushes; }
+
+private:
+    void seal_active();
+    future<> flush_sealed();
+    sstables::descriptor next_descriptor();
+    future<sstables::written_sstable> write(mutation_reader& r, sstables::descriptor d);
+    api::timestamp_type max_purgeable(const dht::decorated_key& k,
+                                      const std::vector<std::shared_ptr<table_sstable>>& compacting) const;
+
+    schema_ptr _schema;
+    table_config _cfg;
+    std::shared_ptr<memtable> _active;
+    std::deque<std::shared_ptr<memtable>> _sealed;  // oldest first
+    std::vector<std::shared_ptr<table_sstable>> _sstables;
+    uint64_t _last_generation = 0;
+    semaphore _flush_sem{1};
+    semaphore _compaction_sem{1};
+    gate _background;
+    uint64_t _flushes = 0;
+    uint64_t _failed_flushes = 0;
+};
+
+} // namespace reef

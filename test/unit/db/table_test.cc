@@ -1,0 +1,363 @@
+// The table: random writes with tiny memtable thresholds (many background flushes), read back at random moments
+// (while flushes are in flight too), after flush(), after compact_all() and after a restart, against the model;
+// compaction's output against the model's purge; a failing sstable write keeps the memtable readable.
+#include "db/table.hh"
+#include "mutation/mutation.hh"
+#include "runtime/reactor.hh"
+#include "test/lib/mutation_model.hh"
+#include "test/lib/random_mutation.hh"
+#include "test/lib/reef_test.hh"
+#include "test/lib/simple_keys.hh"
+#include "test/lib/tmpdir.hh"
+
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <system_error>
+
+using namespace reef;
+using namespace reef::testing;
+
+namespace {
+
+// The generator's values ignore their column's type and its expiry times may be below their TTLs, which the
+// sstable writer refuses or readers take for overflowed expiries (as writer_test says): made writable here.
+deletion_time_type fixed_expiry(int32_t ttl, deletion_time_type expiry) {
+    return expiry < ttl ? expiry + 8 : expiry;
+}
+
+atomic_cell fixed_cell(const atomic_cell& c, const column_definition* col) {
+    auto fixed = col ? col->type->value_length_if_fixed() : std::nullopt;
+    std::string v(c.value());
+    if (fixed && !v.empty() && v.size() != *fixed) {
+        v.assign(*fixed, '\0');
+        auto n = std::min<size_t>(*fixed, c.value().size());
+        std::copy(c.value().end() - long(n), c.value().end(), v.end() - long(n));
+    }
+    if (c.is_expiring()) {
+        return atomic_cell::make_expiring(c.timestamp(), v, c.ttl(), fixed_expiry(c.ttl(), c.local_deletion_time()));
+    }
+    return c.local_deletion_time() == no_deletion_time ? atomic_cell::make_live(c.timestamp(), v) : c;
+}
+
+row fixed_row(const row& r, const std::vector<column_definition>& columns) {
+    row out;
+    for (auto& [id, c] : r.cells()) {
+        if (auto* cell = std::get_if<atomic_cell>(&c)) {
+            out.apply(id, fixed_cell(*cell, &columns.at(id)));
+        } else {
+            auto cmp = columns.at(id).type->name_comparator();
+            auto coll = std::get<collection_cells>(c);
+            for (auto& [path, cell] : coll.cells) {
+                cell = fixed_cell(cell, nullptr);
+            }
+            out.apply(id, std::move(coll), [cmp](bytes_view a, bytes_view b) { return cmp->compare(a, b); });
+        }
+    }
+    return out;
+}
+
+mutation writable(const schema_ptr& s, const mutation& m) {
+    auto fs = to_fragments(m);
+    for (auto& f : fs) {
+        if (auto* sr = std::get_if<static_row>(&f)) {
+            sr->cells = fixed_row(sr->cells, s->static_columns());
+        } else if (auto* cr = std::get_if<clustering_row>(&f)) {
+            cr->cells = fixed_row(cr->cells, s->regular_columns());
+            if (cr->marker.is_expiring()) {
+                cr->marker.expiry = fixed_expiry(cr->marker.ttl, cr->marker.expiry);
+            }
+        }
+    }
+    return mutations_from_fragments(s, fs).at(0);
+}
+
+std::string describe(const std::vector<mutation>& ms) {
+    std::string out;
+    for (auto& m : ms) {
+        out += to_string(m) + "\n";
+    }
+    return out;
+}
+
+std::vector<dht::decorated_key> keys_of(const mutation_model& model) {
+    std::vector<dht::decorated_key> keys;
+    for (auto& [k, m] : model) {
+        keys.push_back(k);
+    }
+    return keys;
+}
+
+bool is_empty(const mutation& m) {
+    auto fs = to_fragments(m);
+    return fs.size() == 2 && !std::get<partition_start>(fs.front()).partition_tombstone;
+}
+
+// canonical_mutations without the partitions that hold nothing: a read may give an empty partition (one whose
+// rows all fall outside the slice, or whose data its own tombstones deleted) that a compaction dropped.
+std::vector<mutation> canonical(const schema_ptr& s, const std::vector<mutation_fragment>& fs, bool reversed) {
+    auto ms = canonical_mutations(s, fs, reversed);
+    std::erase_if(ms, is_empty);
+    return ms;
+}
+
+// Reads the table (a random range, slice and direction) and compares with the model.
+future<> check_read(table& t, const mutation_model& model, mutation_generator& g, const std::string& when) {
+    auto s = t.schema();
+    auto keys = keys_of(model);
+    auto pr = g.rnd(0, 2) ? dht::partition_range::full() : random_partition_range(g, keys);
+    auto forward_slice = g.rnd(0, 1) ? clustering_ranges{position_range::full()} : g.make_ranges();
+    bool reversed = g.rnd(0, 1);
+    auto slice = reversed ? reverse_ranges(forward_slice) : forward_slice;
+    auto r = t.make_reader(pr, slice, reversed);
+    std::vector<mutation_fragment> got;
+    std::exception_ptr err;
+    try {
+        got = co_await read_validated(r, reversed);
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await r.close();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+    auto a = canonical(s, got, reversed);
+    auto b = canonical(s, expected_read(model, pr, slice, reversed), reversed);
+    BOOST_REQUIRE_MESSAGE(a == b, when << " (reversed " << reversed << "):\n" << describe(a) << "!=\n" << describe(b));
+}
+
+table_config config_in(const tmpdir& dir, mutation_generator& g) {
+    table_config cfg;
+    cfg.directory = dir.path() + "/ks/t";
+    cfg.memtable_flush_threshold = size_t(g.rnd(500, 20000));
+    return cfg;
+}
+
+size_t files_in(const std::string& dir) {
+    size_t n = 0;
+    for (auto& e : std::filesystem::directory_iterator(dir)) {
+        (void)e;
+        ++n;
+    }
+    return n;
+}
+
+#ifdef REEF_DEBUG
+constexpr int cases = 3;
+#else
+constexpr int cases = 10;
+#endif
+
+} // namespace
+
+// Reef reads back everything it writes: random mutations into a table with a tiny flush threshold, reads at
+// random moments (background flushes in flight or not), forced flushes and major compactions that purge nothing
+// (now before every expiry and deletion time), then a restart from the directory.
+REEF_TEST_CASE(test_table_reads_back_random_writes) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    size_t flushes = 0, compactions = 0, reads = 0;
+    for (auto s : random_test_schemas()) {
+        mutation_generator g(s, seed);
+        for (int i = 0; i < cases; ++i) {
+            BOOST_TEST_CONTEXT("seed " << seed << " table " << s->table() << " case " << i) {
+                tmpdir dir;
+                auto cfg = config_in(dir, g);
+                mutation_model model;
+                {
+                    table t(s, cfg);
+                    co_await t.start();
+                    int writes = g.rnd(10, 80);
+                    for (int w = 0; w < writes; ++w) {
+                        auto m = writable(s, g.make(pkey(g.rnd(0, 30)), 6));
+                        t.apply(m);
+                        apply_to_model(model, m);
+                        switch (g.rnd(0, 12)) {
+                        case 0: case 1: case 2:
+                            ++reads;
+                            co_await check_read(t, model, g, "during writes");
+                            break;
+                        case 3:
+                            co_await t.flush();
+                            co_await check_read(t, model, g, "after flush");
+                            break;
+                        case 4:
+                        {
+                            auto flushes_before = t.flushes();
+                            co_await t.compact_all(-1);
+                            ++compactions;
+                            // One sstable, and those that background flushes wrote meanwhile.
+                            BOOST_REQUIRE_LE(t.sstable_count(), 1u + (t.flushes() - flushes_before));
+                        }
+                            co_await check_read(t, model, g, "after compaction");
+                            break;
+                        case 5:
+                            co_await yield();
+                            break;
+                        }
+                    }
+                    co_await t.flush();
+                    BOOST_REQUIRE_EQUAL(t.sealed_memtable_count(), 0u);
+                    BOOST_REQUIRE(t.active_memtable().empty());
+                    co_await check_read(t, model, g, "after the last flush");
+                    flushes += t.flushes();
+                    co_await t.stop();
+                }
+                table t2(s, cfg);
+                co_await t2.start();
+                co_await check_read(t2, model, g, "after restart");
+                co_await t2.compact_all(-1);
+                co_await check_read(t2, model, g, "after restart and compaction");
+                co_await t2.stop();
+            }
+        }
+    }
+    BOOST_TEST_MESSAGE(flushes << " flushes, " << compactions << " compactions, " << reads << " reads during writes");
+    BOOST_CHECK_GT(flushes, 0u);
+}
+
+// Major compaction's output is the model's purge: everything flushed, `now` both before and after
+// gc_grace_seconds, so expired cells become tombstones and old tombstones go. Then with more writes left in
+// the memtable (older timestamps included) a compaction must not purge a tombstone that deletes them: queries
+// at `now` still give the model's answer.
+REEF_TEST_CASE(test_table_compaction_is_the_models_purge) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    size_t purged_partitions = 0;
+    for (auto s : random_test_schemas()) {
+        mutation_generator g(s, seed);
+        for (int i = 0; i < cases; ++i) {
+            BOOST_TEST_CONTEXT("seed " << seed << " table " << s->table() << " case " << i) {
+                tmpdir dir;
+                auto cfg = config_in(dir, g);
+                cfg.memtable_flush_threshold = g.rnd(0, 1) ? SIZE_MAX : cfg.memtable_flush_threshold * 4;
+                table t(s, cfg);
+                co_await t.start();
+                mutation_model model;
+                int writes = g.rnd(5, 40);
+                for (int w = 0; w < writes; ++w) {
+                    auto m = writable(s, g.make(pkey(g.rnd(0, 20)), 6));
+                    t.apply(m);
+                    apply_to_model(model, m);
+                }
+                co_await t.flush();
+                deletion_time_type now = g.rnd(0, 12) + (g.rnd(0, 1) ? s->options().gc_grace_seconds : 0);
+                deletion_time_type gc_before = now - s->options().gc_grace_seconds;
+                co_await t.compact_all(now);
+                BOOST_REQUIRE_LE(t.sstable_count(), 1u);
+                mutation_model purged;
+                for (auto& [k, m] : model) {
+                    auto p = m;
+                    p.partition().purge(now, gc_before);
+                    if (!is_empty(p)) {
+                        purged.emplace(k, std::move(p));
+                    } else {
+                        ++purged_partitions;
+                    }
+                }
+                auto r = t.make_reader(dht::partition_range::full(), {position_range::full()});
+                auto got = co_await read_validated(r, false);
+                co_await r.close();
+                auto a = canonical_mutations(s, got, false);
+                auto b = canonical_mutations(s, expected_read(purged, dht::partition_range::full(),
+                                                              {position_range::full()}, false), false);
+                BOOST_REQUIRE_MESSAGE(a == b, "now " << now << ":\n" << describe(a) << "!=\n" << describe(b));
+
+                // What was purged is forgotten (a later write older than a purged tombstone lives: the
+                // gc_grace_seconds contract). Now older data in memtables and in new sstables: a compaction must
+                // not purge what would delete it, so queries at `now` still give the model's answer.
+                model = std::move(purged);
+                int more = g.rnd(1, 20);
+                for (int w = 0; w < more; ++w) {
+                    auto m = writable(s, g.make(pkey(g.rnd(0, 20)), 4));
+                    t.apply(m);
+                    apply_to_model(model, m);
+                    if (g.rnd(0, 7) == 0) {
+                        co_await t.flush();
+                    }
+                }
+                co_await t.compact_all(now);
+                auto r2 = t.make_reader(dht::partition_range::full(), {position_range::full()});
+                auto got2 = co_await read_validated(r2, false);
+                co_await r2.close();
+                std::vector<mutation> qa, qb;
+                for (auto& m : mutations_from_fragments(s, got2)) {
+                    if (auto q = model_query(m, now)) {
+                        qa.push_back(std::move(*q));
+                    }
+                }
+                for (auto& [k, m] : model) {
+                    if (auto q = model_query(m, now)) {
+                        qb.push_back(std::move(*q));
+                    }
+                }
+                BOOST_REQUIRE_MESSAGE(qa == qb, "query at " << now << " after compaction with memtables:\n"
+                                                           << describe(qa) << "!=\n" << describe(qb));
+                co_await t.stop();
+            }
+        }
+    }
+    BOOST_TEST_MESSAGE(purged_partitions << " partitions purged away");
+}
+
+// A flush whose sstable write fails (an injected ENOSPC, as a full disk gives) throws, leaves no file behind,
+// keeps the memtable sealed and readable and the table writable; the next flush writes it.
+REEF_TEST_CASE(test_table_failed_flush_keeps_memtable) {
+    auto s = random_test_schema();
+    mutation_generator g(s, pick_seed());
+    tmpdir dir;
+    auto cfg = config_in(dir, g);
+    cfg.memtable_flush_threshold = SIZE_MAX;
+    bool fail = true;
+    size_t attempts = 0;
+    cfg.write_sstable = [&fail, &attempts](mutation_reader& r, schema_ptr s, sstables::descriptor d,
+                                           sstables::writer_options o) -> future<sstables::written_sstable> {
+        ++attempts;
+        if (fail) {
+            throw std::system_error(ENOSPC, std::generic_category(), "injected: no space left writing " +
+                                                                           d.filename(sstables::component_type::data));
+        }
+        co_return co_await sstables::write_sstable(r, std::move(s), std::move(d), std::move(o));
+    };
+    table t(s, cfg);
+    co_await t.start();
+    mutation_model model;
+    for (int w = 0; w < 30; ++w) {
+        auto m = writable(s, g.make(pkey(g.rnd(0, 10)), 6));
+        t.apply(m);
+        apply_to_model(model, m);
+    }
+    bool threw = false;
+    try {
+        co_await t.flush();
+    } catch (const std::system_error& e) {
+        threw = e.code().value() == ENOSPC;
+    }
+    BOOST_CHECK(threw);
+    BOOST_CHECK_EQUAL(attempts, 1u);
+    BOOST_CHECK_EQUAL(t.failed_flushes(), 1u);
+    BOOST_CHECK_EQUAL(t.sealed_memtable_count(), 1u);
+    BOOST_CHECK_EQUAL(t.sstable_count(), 0u);
+    BOOST_CHECK_EQUAL(files_in(cfg.directory), 0u);
+    for (int i = 0; i < 5; ++i) {
+        co_await check_read(t, model, g, "after the failed flush");
+    }
+    // Still writable; the next flush writes both memtables.
+    for (int w = 0; w < 10; ++w) {
+        auto m = writable(s, g.make(pkey(g.rnd(0, 10)), 6));
+        t.apply(m);
+        apply_to_model(model, m);
+    }
+    co_await check_read(t, model, g, "writes after the failed flush");
+    fail = false;
+    co_await t.flush();
+    BOOST_CHECK_EQUAL(t.sealed_memtable_count(), 0u);
+    BOOST_CHECK_EQUAL(t.sstable_count(), 2u);
+    co_await check_read(t, model, g, "after the retried flush");
+    co_await t.stop();
+    table t2(s, cfg);
+    co_await t2.start();
+    BOOST_CHECK_EQUAL(t2.sstable_count(), 2u);
+    co_await check_read(t2, model, g, "after restart");
+    co_await t2.stop();
+}

@@ -17,10 +17,11 @@ namespace reef::sstables {
 
 // s must match the header's columns (schema_from_header gives one). data_length: the uncompressed stream's
 // length (lengths reaching past it are refused at once). token: the partitioner (Murmur3 by default).
-// No clustering-window forwarding: fast_forward_to(position_range) throws std::logic_error.
+// No clustering-window forwarding: fast_forward_to(position_range) throws std::logic_error. start_offset: where
+// src starts in Data.db (a partition's start: the partition-range reader parses only the index's byte range).
 mutation_reader make_mx_full_scan_reader(schema_ptr s, std::shared_ptr<const serialization_header> header,
                                          data_source src, std::string file, uint64_t data_length,
                                          dht::partition_range range = dht::partition_range::full(),
-                                         mx_fragment_consumer::token_function token = {});
+                                         mx_fragment_consumer::token_function token = {}, uint64_t start_offset = 0);
 
 } // namespace reef::sstables

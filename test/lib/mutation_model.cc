@@ -137,6 +137,9 @@ future<std::vector<mutation_fragment>> read_validated(mutation_reader& r, bool r
 }
 
 dht::partition_range random_partition_range(mutation_generator& g, const std::vector<dht::decorated_key>& keys) {
+    if (keys.empty()) {
+        return dht::partition_range::full();
+    }
     auto position = [&] {
         auto& k = keys[g.rnd(0, int(keys.size()) - 1)];
         switch (g.rnd(0, 2)) {

@@ -47,7 +47,8 @@ void validate_stream(const schema& s, const std::vector<mutation_fragment>& fs, 
 // ready awaits would otherwise grow the stack: coroutine rule 5), validating what it read.
 future<std::vector<mutation_fragment>> read_validated(mutation_reader& r, bool reversed);
 
-// A random partition range over `keys` (sorted): everything, one key, or bounds at or around keys (possibly empty).
+// A random partition range over `keys` (sorted): everything, one key, or bounds at or around keys (possibly empty);
+// everything when there are no keys.
 dht::partition_range random_partition_range(mutation_generator& g, const std::vector<dht::decorated_key>& keys);
 
 } // namespace reef::testing

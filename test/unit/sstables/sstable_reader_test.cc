@@ -1,0 +1,201 @@
+// The partition-range sstable reader: random memtables written to sstables (tiny summary intervals, so many index
+// pages; LZ4, CRC-checked and plain Data.db), then random partition ranges, singular and absent keys and clustering
+// slices read from the sstable and from the memtable reader, compared; a singular read reads only its partition's
+// Data.db bytes (plus chunk and page rounding), and a second identical read reads no Index.db page from disk.
+#include "cache/cached_file.hh"
+#include "db/memtable.hh"
+#include "db/memtable_reader.hh"
+#include "index/index_reader.hh"
+#include "runtime/file.hh"
+#include "runtime/reactor.hh"
+#include "sstables/components.hh"
+#include "sstables/index_pages.hh"
+#include "sstables/sstable_reader.hh"
+#include "sstables/statistics.hh"
+#include "sstables/writer.hh"
+#include "test/lib/mutation_model.hh"
+#include "test/lib/random_mutation.hh"
+#include "test/lib/reef_test.hh"
+#include "test/lib/simple_keys.hh"
+#include "test/lib/tmpdir.hh"
+#include "test/lib/writable_mutation.hh"
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+
+using namespace reef;
+using namespace reef::sstables;
+using namespace reef::testing;
+
+namespace {
+
+// One sstable open for reading, as its owner would keep it.
+struct open_sstable {
+    sstable_components components;
+    std::shared_ptr<const serialization_header> header;
+    file data;
+    file index;
+    index::index_summary summary;
+    std::unique_ptr<cache::cached_file> index_file;
+    std::unique_ptr<index::index_page_cache> index_cache;
+    descriptor d;
+
+    sstable_read_handles handles() {
+        return sstable_read_handles{&components, header, data, d.filename(component_type::data), &summary,
+                                    index_file.get(), index_cache.get(),
+                                    make_index_page_parser(d.version, d.filename(component_type::index))};
+    }
+    future<> close() {
+        co_await index_file->close();
+        co_await index.close();
+        co_await data.close();
+    }
+};
+
+future<std::unique_ptr<open_sstable>> open(descriptor d, cache::cache_tracker& tracker) {
+    auto o = std::make_unique<open_sstable>();
+    o->d = d;
+    o->components = co_await load_components(d);
+    auto stats_path = d.filename(component_type::statistics);
+    auto stats_bytes = co_await read_entire_file(stats_path);
+    auto stats = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_path);
+    o->header = std::make_shared<const serialization_header>(*stats.header);
+    o->data = co_await open_file_dma(d.filename(component_type::data), open_flags::ro);
+    o->index = co_await open_file_dma(d.filename(component_type::index), open_flags::ro);
+    auto index_size = co_await o->index.size();
+    o->summary = make_index_summary(o->components.summary, index_size, o->components.data_length());
+    o->index_file = std::make_unique<cache::cached_file>(o->index, index_size, tracker);
+    o->index_cache = std::make_unique<index::index_page_cache>(tracker);
+    co_return o;
+}
+
+future<std::vector<mutation_fragment>> read_and_close(mutation_reader r) {
+    std::exception_ptr err;
+    std::vector<mutation_fragment> out;
+    try {
+        out = co_await read_validated(r, false);
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await r.close();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+    co_return out;
+}
+
+std::string describe(const std::vector<mutation>& ms) {
+    std::string out;
+    for (auto& m : ms) {
+        out += m.decorated_key().get_token().to_string() + " ";
+    }
+    return out;
+}
+
+} // namespace
+
+REEF_TEST_CASE(sstable_reader_matches_memtable_reader) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+#ifdef REEF_DEBUG
+    constexpr int cases = 4;
+#else
+    constexpr int cases = 12;
+#endif
+    tmpdir dir;
+    int generation = 0;
+    size_t reads = 0, singular = 0, filtered = 0;
+    for (auto s : random_test_schemas()) {
+        mutation_generator g(s, seed);
+        for (int i = 0; i < cases; ++i) {
+            auto context = "seed " + std::to_string(seed) + " table " + s->table() + " case " + std::to_string(i);
+            BOOST_TEST_CONTEXT(context) {
+                auto mt = std::make_shared<memtable>(s);
+                int partitions = g.rnd(0, 4) == 0 ? g.rnd(0, 3) : g.rnd(20, 150);
+                int rows = g.rnd(0, 2) == 0 ? 40 : 6;
+                for (int p = 0; p < partitions; ++p) {
+                    mt->apply(with_typed_values(s, g.make(pkey(g.rnd(0, 100000)), rows)));
+                }
+                writer_options o;
+                switch (i % 3) {
+                case 0: o.chunk_length = 1 << g.rnd(10, 14); break;
+                case 1: o.compression.reset(); o.crc_chunk_size = 1 << g.rnd(9, 16); break;
+                case 2: o.compression.reset(); break;
+                }
+                o.min_index_interval = g.rnd(1, 8);
+                o.column_index_size = g.rnd(0, 1) ? 64 : 64 * 1024;
+                descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
+                {
+                    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    co_await write_sstable(w, s, d, o);
+                    co_await w.close();
+                }
+                std::vector<dht::decorated_key> keys;
+                {
+                    auto all = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    auto fragments = co_await read_and_close(std::move(all));
+                    for (auto& f : fragments) {
+                        if (auto* ps = std::get_if<partition_start>(&f)) {
+                            keys.push_back(ps->key);
+                        }
+                    }
+                }
+                cache::cache_tracker tracker(size_t(64) << 20);
+                auto sst = co_await open(d, tracker);
+                for (int q = 0; q < 25; ++q) {
+                    auto pr = random_partition_range(g, keys);
+                    if (g.rnd(0, 5) == 0) {
+                        // A key the sstable does not hold (most likely).
+                        pr = dht::partition_range::singular(pkey(g.rnd(100001, 200000)));
+                    }
+                    auto slice = g.rnd(0, 2) == 0 ? clustering_ranges{position_range::full()} : g.make_ranges();
+                    auto expected_reader = make_memtable_reader(mt, s, pr, slice, false);
+                    auto expected = co_await read_and_close(std::move(expected_reader));
+                    auto got_reader = make_sstable_reader(s, sst->handles(), pr, slice);
+                    auto got = co_await read_and_close(std::move(got_reader));
+                    auto a = canonical_mutations(s, got, false);
+                    auto b = canonical_mutations(s, expected, false);
+                    BOOST_REQUIRE_MESSAGE(a == b, describe(a) << "\n!=\n" << describe(b));
+                    ++reads;
+                    if (pr.is_singular()) {
+                        ++singular;
+                        auto& key = pr.start()->position.key()->key();
+                        if (!sst->components.filter.is_present(key.bytes())) {
+                            ++filtered;
+                            BOOST_CHECK(expected.empty());
+                        }
+                    }
+                }
+                // I/O of singular reads of present keys, the second one with the index warm.
+                cache::read_caches<index::partition_index_page> caches(*sst->index_file, *sst->index_cache,
+                                                                       cache::bypass_cache::no);
+                index::index_reader ir(sst->summary, caches, make_index_page_parser(d.version, d.filename(component_type::index)));
+                uint64_t chunk = o.compression ? o.chunk_length : o.crc_chunk_size;
+                for (int q = 0; q < 5 && !keys.empty(); ++q) {
+                    auto pr = dht::partition_range::singular(keys[size_t(g.rnd(0, int(keys.size()) - 1))]);
+                    auto dr = co_await ir.range(pr);
+                    BOOST_REQUIRE_LT(dr.start, dr.end);
+                    clustering_ranges everything{position_range::full()};
+                    auto first_reader = make_sstable_reader(s, sst->handles(), pr, everything);
+                    auto first = co_await read_and_close(std::move(first_reader));
+                    auto bytes = engine().io().bytes_read;
+                    auto misses = sst->index_file->stats().page_misses;
+                    auto second_reader = make_sstable_reader(s, sst->handles(), pr, everything);
+                    auto second = co_await read_and_close(std::move(second_reader));
+                    auto data_bytes = engine().io().bytes_read - bytes;
+                    BOOST_CHECK_EQUAL(sst->index_file->stats().page_misses, misses);
+                    // The partition's bytes, rounded out to a chunk (compressed: stored chunks are at most as long
+                    // plus a little) and to 4 KiB pages on each side.
+                    BOOST_CHECK_LE(data_bytes, dr.end - dr.start + 2 * chunk + 64 + 2 * 4096);
+                    BOOST_CHECK(canonical_mutations(s, first, false) == canonical_mutations(s, second, false));
+                    BOOST_CHECK(!first.empty());
+                }
+                co_await caches.close();
+                co_await sst->close();
+            }
+            co_await yield();
+        }
+    }
+    BOOST_TEST_MESSAGE(reads << " reads, " << singular << " singular, " << filtered << " ruled out by the filter");
+}

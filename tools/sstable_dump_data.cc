@@ -1,6 +1,7 @@
 // dump-data. See sstable_dump_data.hh. The call sequence below follows Cassandra's JsonTransformer (including its
 // setCompact toggles), which is what makes the bytes match.
 #include "tools/sstable_dump_data.hh"
+#include "tools/sstable_schema_check.hh"
 
 #include "runtime/file.hh"
 #include "schema/bytes.hh"
@@ -360,10 +361,13 @@ future<std::string> read_whole(std::string name) {
 }
 
 // One sstable's dump, its Data.db streamed through the checked source into the parser buffer by buffer.
-future<std::string> dump_one(descriptor d, int64_t now) {
+future<std::string> dump_one(descriptor d, int64_t now, schema_ptr schema) {
     auto stats_name = d.filename(component_type::statistics);
     auto stats_bytes = co_await read_whole(stats_name);
     auto st = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_name);
+    if (schema) {
+        check_schema_against_header(*schema, *st.header, stats_name);
+    }
     auto components = co_await load_components(d);
     auto data_name = d.filename(component_type::data);
     auto f = co_await open_file_dma(data_name, open_flags::ro);
@@ -409,10 +413,10 @@ future<std::string> dump_one(descriptor d, int64_t now) {
 
 } // namespace
 
-future<std::string> dump_data_json(std::vector<descriptor> sstables, int64_t now) {
+future<std::string> dump_data_json(std::vector<descriptor> sstables, int64_t now, schema_ptr schema) {
     std::string out;
     for (auto& d : sstables) {
-        out += co_await dump_one(d, now);
+        out += co_await dump_one(d, now, schema);
     }
     co_return out;
 }

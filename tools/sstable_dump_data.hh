@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/future.hh"
+#include "schema/schema.hh"
 #include "sstables/serialization_header.hh"
 #include "sstables/version.hh"
 
@@ -20,7 +21,11 @@ std::string dump_data_json(const sstables::serialization_header& h, std::span<co
 
 // The verb: each sstable's dump in turn, Data.db streamed through its checked source, with the clock at now
 // (seconds since the epoch), as `sstabledump` run at that instant (the peer's `dump --now`) prints it.
-future<std::string> dump_data_json(std::vector<sstables::descriptor> sstables, int64_t now);
+// With a schema (`--schema`), each sstable's serialization header is first checked against it
+// (check_schema_against_header): the dump's names and types are the header's, as sstabledump's are, and
+// sstabledump's JSON names no key columns, so the schema changes nothing else in the output.
+future<std::string> dump_data_json(std::vector<sstables::descriptor> sstables, int64_t now,
+                                   schema_ptr schema = nullptr);
 // The same with the wall clock.
 future<std::string> dump_data_json(std::vector<sstables::descriptor> sstables);
 

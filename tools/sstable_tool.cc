@@ -9,6 +9,7 @@
 #include "tools/sstable_dump_components.hh"
 #include "tools/sstable_dump_data.hh"
 #include "tools/sstable_rewrite.hh"
+#include "tools/sstable_schema_check.hh"
 #include "tools/sstable_validate.hh"
 
 #include <fmt/format.h>
@@ -28,6 +29,8 @@ struct verb_context {
     int64_t now;
     // Verbs that write sstables: where, and how.
     rewrite_options rewrite;
+    // --schema: the table the sstables are checked against; null without it.
+    schema_ptr schema;
 };
 
 // A verb turns the sstables named on the command line into the text it prints.
@@ -39,12 +42,14 @@ struct verb {
     bool uses_clock = false;
     // Whether the verb writes sstables (then it takes --out and --uncompressed).
     bool writes = false;
+    // Whether the verb takes --schema.
+    bool uses_schema = false;
 };
 
 const verb verbs[] = {
     {"dump-data", "Data.db's partitions, rows and tombstones as JSON, as Cassandra's sstabledump -t prints them",
-     [](std::vector<sstables::descriptor> d, const verb_context& c) { return dump_data_json(std::move(d), c.now); },
-     true},
+     [](std::vector<sstables::descriptor> d, const verb_context& c) { return dump_data_json(std::move(d), c.now, c.schema); },
+     true, false, true},
     {"dump-index", "Index.db's entries (keys, Data.db positions, promoted indexes) as JSON",
      [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_index_json(std::move(d)); }},
     {"dump-summary", "Summary.db (or the summary rebuilt from Index.db when it is missing) as JSON",
@@ -104,6 +109,12 @@ int sstable_main(int argc, char** argv) {
         opts.add("out", "the directory the sstables are written to", &ctx.rewrite.out_dir);
         opts.add("uncompressed", "write Data.db uncompressed (with CRC.db) instead of LZ4", &ctx.rewrite.uncompressed);
     }
+    std::string schema_path;
+    if (v->uses_schema) {
+        opts.add("schema", "a CQL file whose last CREATE TABLE the sstables' serialization headers are checked "
+                           "against (names and types; a mismatch is an error naming the column)",
+                 &schema_path, "");
+    }
     runtime_config cfg;
     std::vector<sstables::descriptor> sstables;
     try {
@@ -118,6 +129,9 @@ int sstable_main(int argc, char** argv) {
         }
         for (auto& p : paths) {
             sstables.push_back(sstables::descriptor::from_path(p));
+        }
+        if (!schema_path.empty()) {
+            ctx.schema = load_schema_file(schema_path);
         }
     } catch (const std::exception& e) {
         fmt::print(stderr, "reef sstable {}: {}\n", v->name, e.what());

@@ -31,7 +31,16 @@ MODES = {
         'cxxflags': '-O3 -g1 -DNDEBUG',
         'ldflags': '',
     },
+    # libFuzzer targets (test/fuzz/*.cc), with the debug build's sanitizers. libFuzzer needs clang; everything
+    # else builds with g++. Only the sources a target includes (and their .cc files) are compiled.
+    'fuzz': {
+        'cxxflags': '-O1 -g -fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer -DREEF_DEBUG',
+        'ldflags': '-fsanitize=address,undefined,fuzzer',
+    },
 }
+# The modes `./configure.py` writes when given none.
+DEFAULT_MODES = ['debug', 'dev', 'release']
+FUZZ_COMPILER = os.environ.get('REEF_FUZZ_CXX', 'clang++-16')
 
 # (pkg-config name, Debian package)
 PKG_CONFIG_DEPS = [
@@ -124,6 +133,34 @@ def source_dirs():
     return dirs
 
 
+def include_closure(start):
+    """The .cc files a source needs: its own, plus the .cc of every project header it includes, transitively."""
+    seen, todo, out = set(), [start], []
+    while todo:
+        f = todo.pop()
+        if f in seen or not os.path.exists(os.path.join(ROOT, f)):
+            continue
+        seen.add(f)
+        if f.endswith('.cc'):
+            out.append(f)
+        elif f.endswith('.hh'):
+            todo.append(f[:-len('.hh')] + '.cc')
+            # The small rooms define one header's functions in several .cc files (schema/types.hh's in
+            # type_printing.cc, ...): take every .cc of the folder that includes the header.
+            folder = os.path.dirname(f)
+            if folder in ('utils', 'schema', 'mutation'):
+                for c in find_sources(folder):
+                    with open(os.path.join(ROOT, c), errors='replace') as fh:
+                        if f'#include "{f}"' in fh.read():
+                            todo.append(c)
+        with open(os.path.join(ROOT, f), errors='replace') as fh:
+            for line in fh:
+                line = line.strip()
+                if line.startswith('#include "'):
+                    todo.append(line[len('#include "'):].split('"')[0])
+    return sorted(out)
+
+
 def obj_name(src):
     return 'obj/' + src[:-len('.cc')] + '.o'
 
@@ -136,7 +173,7 @@ def write_ninja(mode, args, dep_cflags, dep_libs):
     def src(p):
         return f'{top}/{p}'
 
-    cxx = args.compiler
+    cxx = FUZZ_COMPILER if mode == 'fuzz' else args.compiler
     ccache = shutil.which('ccache') if not args.no_ccache else None
     cxx_cmd = f'{ccache} {cxx}' if ccache else cxx
     m = MODES[mode]
@@ -182,15 +219,33 @@ def write_ninja(mode, args, dep_cflags, dep_libs):
         [src('configure.py')] + [src(d) for d in source_dirs()]))
     w('')
 
+    emitted = set()
+
     def compile_all(sources, extra=''):
         objs = []
         for s in sources:
             o = obj_name(s)
-            w(f'build {o}: cxx {src(s)}')
-            if extra:
-                w(f'  extra_cxxflags = {extra}')
+            if o not in emitted:   # fuzz targets share objects
+                emitted.add(o)
+                w(f'build {o}: cxx {src(s)}')
+                if extra:
+                    w(f'  extra_cxxflags = {extra}')
             objs.append(o)
         return objs
+
+    if mode == 'fuzz':
+        fuzzers = []
+        for t in find_sources('test/fuzz'):
+            objs = compile_all(include_closure(t))
+            exe = 'fuzz/' + os.path.basename(t)[:-len('.cc')]
+            w(f'build {exe}: link {" ".join(objs)}')
+            w('  link_libs = $libs')
+            fuzzers.append(exe)
+        w(f'build all: phony {" ".join(fuzzers)}')
+        w('default all')
+        with open(os.path.join(builddir, 'build.ninja'), 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+        return
 
     lib_objs = compile_all(lib_sources)
     w(f'build libreef.a: ar {" ".join(lib_objs)}')
@@ -227,7 +282,10 @@ def main():
     dep_cflags, dep_libs = detect_deps(args.compiler)
     if args.check_deps:
         return
-    modes = args.mode or sorted(MODES)
+    modes = args.mode or DEFAULT_MODES
+    if 'fuzz' in modes and shutil.which(FUZZ_COMPILER) is None:
+        fail(f'missing compiler {FUZZ_COMPILER} for --mode=fuzz: install the Debian packages clang-16 and '
+             'libclang-rt-16-dev (or run ./install-dependencies.sh)')
 
     def original_argv_for(mode):
         out = [f'--mode={mode}', f'--compiler={args.compiler}']

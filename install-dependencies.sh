@@ -25,6 +25,8 @@ PACKAGES=(
     zlib1g-dev
     openjdk-17-jdk-headless  # interop tests against Cassandra's jars
     maven
+    clang-16                 # the libFuzzer targets (./configure.py --mode=fuzz); g++ builds everything else
+    libclang-rt-16-dev       # libFuzzer and clang's sanitizer runtimes
     time                     # /usr/bin/time -v in benchmarks
     librocksdb-dev           # benchmark baseline
 )

@@ -14,6 +14,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +23,10 @@ import time
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 TAIL_LINES = 60
-SCRIPT_FOLDERS = ['interop', 'suites']
+# Folders of test drivers (executable files) and the modes they run in (None: every mode). The fuzzers run
+# once, in the debug pass, on the fuzz build (clang, ASan + UBSan) that test.py builds along with debug.
+SCRIPT_FOLDERS = {'interop': None, 'suites': None, 'fuzz': 'debug'}
+FUZZ_COMPILER = os.environ.get('REEF_FUZZ_CXX', 'clang++-16')
 
 
 class Test:
@@ -145,9 +149,9 @@ def collect(mode, filters, repeat):
                 safe(f'{room}.{binary}.{case.replace("/", ".")}'.lstrip('.')))
     # Drivers that are not Boost.Test binaries (test/interop/ against Cassandra's code, test/suites/): each
     # executable file is one test, run once per mode with REEF_TEST_MODE and REEF_BUILD_DIR set.
-    for folder in SCRIPT_FOLDERS:
+    for folder, only_mode in SCRIPT_FOLDERS.items():
         scripts = os.path.join(ROOT, 'test', folder)
-        if not os.path.isdir(scripts):
+        if not os.path.isdir(scripts) or (only_mode and only_mode != mode):
             continue
         for f in sorted(os.listdir(scripts)):
             path = os.path.join(scripts, f)
@@ -265,7 +269,9 @@ def main():
     signal.signal(signal.SIGTERM, interrupted)
 
     if not args.no_build:
-        for mode in modes:
+        # Without clang the fuzz driver says so (and fails under CI=true).
+        build_modes = modes + (['fuzz'] if 'debug' in modes and shutil.which(FUZZ_COMPILER) else [])
+        for mode in build_modes:
             if not run_build(mode):
                 print(f'FAIL {mode} build')
                 print('0 passed, 1 failed')

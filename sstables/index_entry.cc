@@ -27,7 +27,8 @@ promoted_index_block promoted_index::block(size_t i, const std::vector<data_type
     if (width < -width_base) {
         in.fail_at(width_at, "expected a block width (minus 65536) of at least -65536, found " + std::to_string(width));
     }
-    b.width = uint64_t(width + width_base);
+    // In unsigned arithmetic: width + 65536 overflows int64 for widths near its maximum (a fuzzer's find).
+    b.width = uint64_t(width) + uint64_t(width_base);
     auto marker_at = in.offset();
     auto has_marker = in.read_u8("an end-open marker flag");
     if (has_marker > 1) {

@@ -1,6 +1,7 @@
 // Parser atoms to fragments. See mx_fragments.hh.
 #include "sstables/mx_fragments.hh"
 
+#include "schema/types.hh"
 #include "sstables/exceptions.hh"
 
 #include <stdexcept>
@@ -129,6 +130,15 @@ void mx_fragment_consumer::consume_complex_end() {
     }
     auto comparator = column(col).type->name_comparator();
     auto compare = [comparator](bytes_view a, bytes_view b) { return comparator->compare(a, b); };
+    // A path the comparator cannot read (a 4-byte timeuuid) is corrupt data, not a type error of the caller.
+    for (auto& [path, cell] : cells.cells) {
+        try {
+            comparator->validate(path);
+        } catch (const marshal_exception& e) {
+            throw malformed_sstable_exception(_file, _row_position,
+                                              "a cell path of column " + column(col).name + ": " + e.what());
+        }
+    }
     for (size_t i = 1; i < cells.cells.size(); ++i) {
         if (compare(cells.cells[i - 1].first, cells.cells[i].first) >= 0) {
             throw malformed_sstable_exception(_file, _row_position,

@@ -5,6 +5,8 @@
 
 #include "runtime/file.hh"
 #include "schema/bytes.hh"
+#include "schema/types.hh"
+#include "sstables/exceptions.hh"
 #include "sstables/components.hh"
 #include "sstables/mx_parser.hh"
 #include "sstables/statistics.hh"
@@ -398,6 +400,10 @@ future<std::string> dump_one(descriptor d, int64_t now, schema_ptr schema) {
                 p.feed(std::as_bytes(std::span<const char>(buf.get(), buf.size())));
             }
         }
+    } catch (const marshal_exception& e) {
+        // A key or value the types cannot print is corrupt data: name the file and where the parser stands.
+        err = std::make_exception_ptr(malformed_sstable_exception(
+            data_name, p.offset(), std::string("expected a valid value: ") + e.what()));
     } catch (...) {
         err = std::current_exception();
     }

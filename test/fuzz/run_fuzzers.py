@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Runs the libFuzzer targets of test/fuzz/ (built by `./configure.py --mode=fuzz`: clang, ASan + UBSan) for a
+bounded time each, seeded from the peer corpus (../shared/peer-sstables), after replaying every committed
+regression input (test/fuzz/regressions/<target>/<dataset>/). test.py runs this once, in the debug pass.
+
+Any crash, sanitizer report, uncaught exception other than malformed_sstable_exception, leak or timeout fails
+the test; libFuzzer's reproducer is kept under testlog/debug/fuzz/<target>/<dataset>/ (replay it with
+`REEF_FUZZ_DATASET=<dataset folder> build/fuzz/<target> <file>`). REEF_FUZZ_SECONDS sets each run's time
+(default 25; 7 runs). Without ../shared it says so and passes; with CI=true a missing corpus or fuzz build fails.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.normpath(os.path.join(ROOT, '..', 'shared', 'peer-sstables'))
+FUZZ_BUILD = os.path.join(ROOT, 'build', 'fuzz')
+REGRESSIONS = os.path.join(ROOT, 'test', 'fuzz', 'regressions')
+LOGS = os.path.join(ROOT, 'testlog', 'debug', 'fuzz')
+VERSIONS = ['mc', 'md', 'me', 'na', 'nb']   # fuzz_statistics' first byte, in this order
+
+# (target, dataset whose header and version it parses with). Data: uncompressed datasets with collections,
+# range tombstones, static rows and every type; Index: the ones with promoted indexes.
+RUNS = [
+    ('fuzz_statistics', None),
+    ('fuzz_index', 'scylla_skip_using_index_rows'),
+    ('fuzz_index', 'gen_me_large_partition_uncompressed'),
+    ('fuzz_data', 'gen_nb_all_types_uncompressed'),
+    ('fuzz_data', 'scylla_collections'),
+    ('fuzz_data', 'scylla_range_tombstones_simple'),
+    ('fuzz_data', 'scylla_filtering_and_forwarding'),
+]
+
+
+def say(msg):
+    print(msg, flush=True)
+
+
+def unavailable(why):
+    if os.environ.get('CI') == 'true':
+        say(f'FAIL: {why}, and CI=true (CI must run the fuzzers)')
+        sys.exit(1)
+    say(f'skipped: {why}')
+    sys.exit(0)
+
+
+def files(dataset, suffix):
+    d = os.path.join(CORPUS, dataset)
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(suffix))
+
+
+def write_seeds(target, dataset, out):
+    """The seed inputs, in each target's input format."""
+    os.makedirs(out, exist_ok=True)
+    n = 0
+
+    def seed(data):
+        nonlocal n
+        with open(os.path.join(out, f'seed{n:04d}'), 'wb') as f:
+            f.write(data)
+        n += 1
+    if target == 'fuzz_statistics':
+        for ds in sorted(os.listdir(CORPUS)):
+            if not os.path.isdir(os.path.join(CORPUS, ds)):
+                continue
+            for p in files(ds, '-Statistics.db'):
+                v = os.path.basename(p)[:2]
+                if v in VERSIONS:
+                    with open(p, 'rb') as f:
+                        seed(bytes([VERSIONS.index(v)]) + f.read())
+    elif target == 'fuzz_index':
+        for p in files(dataset, '-Index.db'):
+            with open(p, 'rb') as f:
+                seed(f.read())
+    else:
+        for p in files(dataset, '-Data.db'):
+            with open(p, 'rb') as f:
+                body = f.read()
+            for chunk_byte in (0, 3, 200):   # 1-byte, 4-byte and 6400-byte buffers
+                seed(bytes([chunk_byte]) + body)
+    return n
+
+
+def fuzz_env(dataset):
+    env = dict(os.environ)
+    env.setdefault('ASAN_OPTIONS', 'detect_leaks=1')
+    env.setdefault('UBSAN_OPTIONS', 'halt_on_error=1:print_stacktrace=1')
+    if dataset:
+        env['REEF_FUZZ_DATASET'] = os.path.join(CORPUS, dataset)
+    return env
+
+
+def tail(text, n=60):
+    return '\n'.join(text.splitlines()[-n:])
+
+
+def main():
+    if not os.path.isdir(CORPUS):
+        unavailable(f'the peer corpus ({CORPUS}) is absent')
+    missing = [t for t, _ in RUNS if not os.access(os.path.join(FUZZ_BUILD, 'fuzz', t), os.X_OK)]
+    if missing:
+        unavailable(f'the fuzz build lacks {", ".join(sorted(set(missing)))} (./configure.py --mode=fuzz && '
+                    f'ninja -C build/fuzz; needs clang-16 and libclang-rt-16-dev)')
+    seconds = int(os.environ.get('REEF_FUZZ_SECONDS', '25'))
+    failures = []
+    for target, dataset in RUNS:
+        if dataset and not os.path.isdir(os.path.join(CORPUS, dataset)):
+            failures.append(f'{target}/{dataset}')
+            say(f'FAIL {target} {dataset}: the dataset is not in the corpus')
+            continue
+        binary = os.path.join(FUZZ_BUILD, 'fuzz', target)
+        label = f'{target}/{dataset or "all"}'
+        env = fuzz_env(dataset)
+        # Findings committed as regression inputs first: each must now parse or fail cleanly.
+        reg = os.path.join(REGRESSIONS, target, dataset or 'all')
+        if os.path.isdir(reg) and os.listdir(reg):
+            inputs = sorted(os.path.join(reg, f) for f in os.listdir(reg))
+            r = subprocess.run([binary] + inputs, env=env, capture_output=True, text=True, timeout=300)
+            if r.returncode != 0:
+                failures.append(label)
+                say(f'FAIL {label}: a regression input crashes again:\n{tail(r.stderr)}')
+                continue
+            say(f'PASS {label}: {len(inputs)} regression inputs')
+        artifacts = os.path.join(LOGS, target, dataset or 'all')
+        shutil.rmtree(artifacts, ignore_errors=True)
+        os.makedirs(artifacts)
+        with tempfile.TemporaryDirectory(prefix=f'reef-{target}-') as work:
+            seeds = os.path.join(work, 'seeds')
+            found = os.path.join(work, 'found')
+            os.makedirs(found)
+            nseeds = write_seeds(target, dataset, seeds)
+            cmd = [binary, f'-max_total_time={seconds}', '-timeout=20', '-rss_limit_mb=2048', '-print_final_stats=1',
+                   f'-artifact_prefix={artifacts}/', found, seeds]
+            start = time.monotonic()
+            r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=seconds + 120)
+            took = time.monotonic() - start
+        stats = [l for l in r.stderr.splitlines() if l.startswith('stat::number_of_executed_units')]
+        runs = stats[0].split(':')[-1].strip() if stats else '?'
+        if r.returncode != 0:
+            failures.append(label)
+            kept = sorted(os.listdir(artifacts))
+            say(f'FAIL {label}: libFuzzer exited with {r.returncode} after {took:.0f}s; reproducer(s) in '
+                f'{artifacts}: {", ".join(kept)}\n$ {" ".join(cmd)}\n{tail(r.stderr)}')
+        else:
+            shutil.rmtree(artifacts, ignore_errors=True)
+            say(f'PASS {label}: {runs} inputs in {took:.0f}s from {nseeds} seeds')
+    if failures:
+        say(f'FAIL: {len(failures)} of {len(RUNS)} fuzz runs found something: {", ".join(failures)}')
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -443,3 +443,58 @@ REEF_TEST_CASE(test_table_flush_to_full_disk) {
     co_await check_read(t2, model, g, "after restart");
     co_await t2.stop();
 }
+
+// A read opened before a major compaction keeps reading the compacted sstables: their files go only once it is
+// closed (the compaction waits for it), and it returns everything it would have returned without the compaction.
+REEF_TEST_CASE(test_table_read_across_compaction) {
+    auto s = random_test_schema();
+    mutation_generator g(s, pick_seed());
+    tmpdir dir;
+    auto cfg = config_in(dir, g);
+    cfg.memtable_flush_threshold = SIZE_MAX;
+    table t(s, cfg);
+    co_await t.start();
+    mutation_model model;
+    for (int round = 0; round < 4; ++round) {
+        for (int w = 0; w < 10; ++w) {
+            auto m = writable(s, g.make(pkey(g.rnd(0, 30)), 6));
+            t.apply(m);
+            apply_to_model(model, m);
+        }
+        co_await t.flush();
+    }
+    auto old = t.sstable_descriptors();
+    BOOST_REQUIRE_EQUAL(old.size(), 4u);
+    auto r = t.make_reader(dht::partition_range::full(), {position_range::full()});
+    co_await r.fill_buffer();  // the read has started on the old sstables
+    BOOST_REQUIRE(!r.is_buffer_empty());
+    bool compacted = false;
+    spawn([&]() -> future<> {
+        co_await t.compact_all(-1);
+        compacted = true;
+    });
+    while (t.sstable_count() != 1) {  // the output replaces the inputs in the set
+        co_await yield();
+    }
+    for (int i = 0; i < 100; ++i) {
+        co_await yield();
+    }
+    BOOST_CHECK(!compacted);  // it waits for the read
+    for (auto& d : old) {
+        BOOST_CHECK(std::filesystem::exists(d.filename(sstables::component_type::data)));
+    }
+    auto got = co_await read_validated(r, false);
+    co_await r.close();
+    while (!compacted) {
+        co_await yield();
+    }
+    for (auto& d : old) {
+        BOOST_CHECK(!std::filesystem::exists(d.filename(sstables::component_type::toc)));
+        BOOST_CHECK(!std::filesystem::exists(d.filename(sstables::component_type::data)));
+    }
+    auto a = canonical(s, got, false);
+    auto b = canonical(s, expected_read(model, dht::partition_range::full(), {position_range::full()}, false), false);
+    BOOST_REQUIRE_MESSAGE(a == b, describe(a) << "!=\n" << describe(b));
+    co_await check_read(t, model, g, "after the compaction");
+    co_await t.stop();
+}

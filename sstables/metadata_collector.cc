@@ -309,13 +309,79 @@ stats_metadata metadata_collector::build(double compression_ratio) const {
     return s;
 }
 
-std::vector<std::byte> empty_cardinality_estimator() {
+int64_t murmur_hash2_64(std::string_view key, int64_t seed) {
+    const uint64_t m = 0xc6a4a7935bd1e995ULL;
+    const int r = 47;
+    size_t length = key.size();
+    uint64_t h = (uint64_t(seed) & 0xffffffffULL) ^ (m * uint64_t(length));
+    auto byte = [&](size_t i) { return uint64_t(uint8_t(key[i])); };
+    size_t longs = length >> 3;
+    for (size_t i = 0; i < longs; ++i) {
+        uint64_t k = 0;
+        for (size_t b = 0; b < 8; ++b) {
+            k |= byte(i * 8 + b) << (8 * b);
+        }
+        k *= m;
+        k ^= k >> r;
+        k *= m;
+        h ^= k;
+        h *= m;
+    }
+    size_t rem = length & 7;
+    if (rem) {
+        for (size_t b = rem; b-- > 0;) {
+            h ^= uint64_t(int64_t(int8_t(key[length - rem + b]))) << (8 * b);
+        }
+        h *= m;
+    }
+    h ^= h >> r;
+    h *= m;
+    h ^= h >> r;
+    return int64_t(h);
+}
+
+namespace {
+constexpr unsigned hll_p = 13;
+constexpr unsigned hll_sp = 25;
+constexpr size_t hll_registers = size_t(1) << hll_p;
+// RegisterSet: 5-bit registers, 6 to a word; getSizeForCount(8192) = 8192 / 6 + 1 words.
+constexpr size_t hll_words = hll_registers / 6 + 1;
+
+// stream-lib's Varint: 7-bit groups, low first, the high bit set on all but the last.
+void put_varint(std::string& out, uint32_t v) {
+    while (v & ~0x7fu) {
+        out.push_back(char((v & 0x7f) | 0x80));
+        v >>= 7;
+    }
+    out.push_back(char(v));
+}
+} // namespace
+
+cardinality_estimator::cardinality_estimator() : _words(hll_words, 0) {}
+
+void cardinality_estimator::offer(std::string_view key) {
+    auto h = uint64_t(murmur_hash2_64(key, 0));
+    size_t idx = size_t(h >> (64 - hll_p));
+    uint64_t w = (h << hll_p) | (uint64_t(1) << (hll_p - 1));
+    uint32_t rho = uint32_t(__builtin_clzll(w)) + 1;
+    size_t word = idx / 6;
+    unsigned shift = unsigned(5 * (idx - word * 6));
+    uint32_t current = (_words[word] >> shift) & 0x1f;
+    if (rho > current) {
+        _words[word] = (_words[word] & ~(uint32_t(0x1f) << shift)) | (rho << shift);
+    }
+}
+
+std::vector<std::byte> cardinality_estimator::serialize() const {
     std::string out;
-    put<int32_t>(out, -2);                 // -VERSION
-    utils::append_unsigned_vint(out, 13);  // p (stream-lib's varints are 7-bit groups; these fit in one byte)
-    utils::append_unsigned_vint(out, 25);  // sp
-    utils::append_unsigned_vint(out, 1);   // sparse format
-    utils::append_unsigned_vint(out, 0);   // no entries
+    put<int32_t>(out, -2);  // -VERSION
+    put_varint(out, hll_p);
+    put_varint(out, hll_sp);
+    put_varint(out, 0);  // normal format
+    put_varint(out, uint32_t(_words.size() * 4));
+    for (auto w : _words) {
+        put<uint32_t>(out, w);
+    }
     auto b = reinterpret_cast<const std::byte*>(out.data());
     return std::vector<std::byte>(b, b + out.size());
 }

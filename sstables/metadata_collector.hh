@@ -60,9 +60,21 @@ private:
 std::string serialize_statistics(const validation_metadata& validation, const compaction_metadata& compaction,
                                  const stats_metadata& stats, const serialization_header& header, sstable_version v);
 
-// A HyperLogLog++ (p 13, sp 25) estimator with no keys, as stream-lib serializes it (sparse, empty): the
-// compaction part's cardinality estimator. (Cassandra's offers every key; an empty one only makes compaction's
-// key-count estimate low.)
-std::vector<std::byte> empty_cardinality_estimator();
+// The compaction part's cardinality estimator: stream-lib's HyperLogLogPlus (p 13, sp 25) offered each
+// partition key's MurmurHash64A (Cassandra's MurmurHash.hash2_64, seed 0), serialized in its normal (dense)
+// form: 8192 registers of 5 bits, 6 to a 32-bit word. (Cassandra starts sparse and goes dense past ~1/4 of
+// the dense size; a reader accepts either form.)
+class cardinality_estimator {
+public:
+    cardinality_estimator();
+    void offer(std::string_view key);
+    std::vector<std::byte> serialize() const;
+
+private:
+    std::vector<uint32_t> _words;
+};
+
+// Cassandra's MurmurHash.hash2_64 (MurmurHash64A; the tail bytes are sign-extended, as Java's (long) byte is).
+int64_t murmur_hash2_64(std::string_view key, int64_t seed);
 
 } // namespace reef::sstables

@@ -474,6 +474,7 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
         metadata_collector stats;
         summary_builder summary(opts.min_index_interval);
         std::vector<bloom_filter::hash_type> hashes;
+        cardinality_estimator cardinality;
         std::string index_buf;
         uint64_t index_pos = 0;
         partition_writer pw(*s, ser, data, stats, opts.column_index_size);
@@ -502,6 +503,7 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
             } else {
                 summary.add(pw.key(), index_pos);
                 hashes.push_back(bloom_filter::hash_of(std::as_bytes(std::span<const char>(pw.key()))));
+                cardinality.offer(pw.key());
                 size_t before = index_buf.size();
                 pw.finish(index_buf, ser.clustering_types(), v);
                 index_pos += index_buf.size() - before;
@@ -559,7 +561,7 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
         p = d.filename(component_type::statistics);
         st.created.push_back(p);
         // Named, not built inside co_await (ARCHITECTURE.md, coroutine rule 2).
-        compaction_metadata cm{empty_cardinality_estimator()};
+        compaction_metadata cm{cardinality.serialize()};
         validation_metadata vm{opts.partitioner, opts.bloom_filter_fp_chance};
         auto header = make_serialization_header(*s, opts.stats);
         auto statistics_bytes = serialize_statistics(vm, cm, sm, header, v);

@@ -10,6 +10,7 @@
 #include "sstables/bloom_calculations.hh"
 #include "sstables/components.hh"
 #include "sstables/index_entry.hh"
+#include "sstables/metadata_collector.hh"
 #include "sstables/mx_fragments.hh"
 #include "sstables/mx_reader.hh"
 #include "sstables/row_serializer.hh"
@@ -195,6 +196,16 @@ BOOST_AUTO_TEST_CASE(test_bloom_spec_is_cassandras) {
     BOOST_CHECK_THROW(compute_bloom_spec(1, 1e-9), std::invalid_argument);
     // 1000 keys * 10 + 20 bits, in 64-bit words.
     BOOST_CHECK_EQUAL(make_bloom_filter(1000, 0.01).bit_count(), 10048u);
+}
+
+// Cassandra's MurmurHash.hash2_64 (its values printed by Cassandra 5.0.9's own class), the key hash of the
+// compaction part's HyperLogLog; bytes >= 0x80 in the tail are sign-extended as Java does.
+BOOST_AUTO_TEST_CASE(test_murmur_hash2_64_is_cassandras) {
+    BOOST_CHECK_EQUAL(murmur_hash2_64("key-04000", 0), 323882273682366135LL);
+    BOOST_CHECK_EQUAL(murmur_hash2_64(std::string("\x80\x00\x00\x01", 4), 0), 8268808642808769110LL);
+    BOOST_CHECK_EQUAL(murmur_hash2_64(std::string("\xff\xfe\x01\x02\x03\x90\x07\x08\xaa\xbb\xcc", 11), 0),
+                      5028001153296350490LL);
+    BOOST_CHECK_EQUAL(murmur_hash2_64("", 0), 0);
 }
 
 REEF_TEST_CASE(test_random_mutations_write_and_read_back) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "index/index_reader.hh"
+#include "sstables/mx_fragments.hh"
 #include "sstables/summary.hh"
 #include "sstables/version.hh"
 
@@ -10,10 +11,13 @@
 
 namespace reef::sstables {
 
-// The summary's points decorated with their Murmur3 tokens; index_file_size ends the last page.
-index::index_summary make_index_summary(const summary& s, uint64_t index_file_size, uint64_t data_length);
+// The summary's points decorated with their tokens (token: the sstable's partitioner; empty is Murmur3);
+// index_file_size ends the last page.
+index::index_summary make_index_summary(const summary& s, uint64_t index_file_size, uint64_t data_length,
+                                        const mx_fragment_consumer::token_function& token = {});
 
-// Parses one page of version v's Index.db (file names it in errors).
-index::page_parser make_index_page_parser(sstable_version v, std::string file);
+// Parses one page of version v's Index.db (file names it in errors), keys decorated by token (empty: Murmur3).
+index::page_parser make_index_page_parser(sstable_version v, std::string file,
+                                          mx_fragment_consumer::token_function token = {});
 
 } // namespace reef::sstables

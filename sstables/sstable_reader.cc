@@ -96,7 +96,7 @@ private:
         }
         auto src = make_data_source(_h.data, *_h.components, dr.start, dr.end - dr.start);
         _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src), _h.data_file,
-                                                _h.components->data_length(), _range, {}, dr.start));
+                                                _h.components->data_length(), _range, _h.token, dr.start));
     }
 
     future<> close_inner() {

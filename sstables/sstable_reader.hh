@@ -7,6 +7,7 @@
 #include "reader/mutation_reader.hh"
 #include "runtime/file.hh"
 #include "sstables/components.hh"
+#include "sstables/mx_fragments.hh"
 #include "sstables/serialization_header.hh"
 
 #include <memory>
@@ -24,6 +25,8 @@ struct sstable_read_handles {
     cache::cached_file* index_file = nullptr;       // Index.db's shared page cache
     index::index_page_cache* index_cache = nullptr;  // its shared parsed pages
     index::page_parser parse_page;
+    // The partitioner's token of a key (empty: Murmur3), as the summary and the pages were decorated with.
+    mx_fragment_consumer::token_function token;
 };
 
 // Partitions of range in token order, each clipped to slice (clustering ranges in forward order) through

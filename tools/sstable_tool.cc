@@ -61,6 +61,9 @@ const verb verbs[] = {
      false, true},
     {"validate-checksums", "checks every Data.db chunk's CRC32 and the whole-file digest; JSON per sstable",
      [](std::vector<sstables::descriptor> d, const verb_context&) { return validate_checksums_json(std::move(d)); }},
+    {"validate", "checks every checksum and the order of partitions and of rows within each; exit status 1 with "
+                 "the first problem",
+     [](std::vector<sstables::descriptor> d, const verb_context&) { return validate_sstables(std::move(d)); }},
 };
 
 void usage(FILE* out) {

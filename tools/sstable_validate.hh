@@ -13,4 +13,10 @@ namespace reef::tools {
 
 future<std::string> validate_checksums_json(std::vector<sstables::descriptor> sstables);
 
+// `reef sstable validate`: per sstable, every component loads, every Data.db chunk checksum and the digest
+// match, and the full-scan reader's stream keeps fragment_stream_validator's rules (partitions in strictly
+// increasing (token, key) order, rows and markers in clustering order within each). Throws
+// malformed_sstable_exception naming the file and the first problem; otherwise returns a one-line summary.
+future<std::string> validate_sstables(std::vector<sstables::descriptor> sstables);
+
 } // namespace reef::tools

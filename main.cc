@@ -26,7 +26,9 @@ const subcommand subcommands[] = {
      reef::perf::perf_compacting_main},
     {"perf-cache", "benchmark of the index caches: cached_file scans and random reads, partition_index_cache lookups",
      reef::perf::perf_cache_main},
-    {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-compression-info, validate-checksums\n"
+    {"perf-sstable-scan", "benchmark of sstable full scans from memory: rows/s and MB/s per core, uncompressed and LZ4",
+     reef::perf::perf_sstable_scan_main},
+    {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-compression-info, validate-checksums, validate\n"
      "                     (`reef sstable --help`)",
      reef::tools::sstable_main},
 };

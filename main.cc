@@ -28,7 +28,8 @@ const subcommand subcommands[] = {
      reef::perf::perf_cache_main},
     {"perf-sstable-scan", "benchmark of sstable full scans from memory: rows/s and MB/s per core, uncompressed and LZ4",
      reef::perf::perf_sstable_scan_main},
-    {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-compression-info, validate-checksums, validate\n"
+    {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-statistics,\n"
+     "                     dump-compression-info, validate-checksums, validate\n"
      "                     (`reef sstable --help`)",
      reef::tools::sstable_main},
 };

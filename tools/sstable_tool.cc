@@ -8,6 +8,7 @@
 #include "sstables/version.hh"
 #include "tools/sstable_dump_components.hh"
 #include "tools/sstable_dump_data.hh"
+#include "tools/sstable_dump_statistics.hh"
 #include "tools/sstable_rewrite.hh"
 #include "tools/sstable_schema_check.hh"
 #include "tools/sstable_validate.hh"
@@ -54,6 +55,8 @@ const verb verbs[] = {
      [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_index_json(std::move(d)); }},
     {"dump-summary", "Summary.db (or the summary rebuilt from Index.db when it is missing) as JSON",
      [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_summary_json(std::move(d)); }},
+    {"dump-statistics", "Statistics.db (table of contents, validation, compaction, stats, serialization header) as JSON",
+     [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_statistics_json(std::move(d)); }},
     {"dump-compression-info", "CompressionInfo.db (compressor, options, chunk length, chunk offsets) as JSON",
      [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_compression_info_json(std::move(d)); }},
     {"rewrite", "reads each sstable and writes it again with Reef's writer, as me, into --out (same generation)",

@@ -212,7 +212,7 @@ REEF_TEST_CASE(test_random_mutations_write_and_read_back) {
     uint64_t seed = pick_seed();
     BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
 #ifdef REEF_DEBUG
-    constexpr int cases = 24;
+    constexpr int cases = 16;
 #else
     constexpr int cases = 60;
 #endif
@@ -280,7 +280,7 @@ REEF_TEST_CASE(test_random_mutations_write_and_read_back) {
 namespace {
 
 #ifdef REEF_DEBUG
-constexpr uint64_t max_corpus_size = 300000;
+constexpr uint64_t max_corpus_size = 100000;  // ASan: keep the case under ~20 s
 #else
 constexpr uint64_t max_corpus_size = UINT64_MAX;
 #endif

@@ -532,6 +532,45 @@ bytes abstract_type::from_string(std::string_view s) const {
             flush();
             return serialize_composite(parts);
         }
+        case type_kind::list:
+        case type_kind::set:
+        case type_kind::map: {
+            // CollectionType.fromString: hex, as getString prints it.
+            auto b = hex_decode(s);
+            validate(b);
+            return b;
+        }
+        case type_kind::tuple:
+        case type_kind::user: {
+            // TupleType.fromString: fields split on unescaped ':', a lone '@' is null.
+            std::vector<std::optional<bytes>> fields;
+            std::string cur;
+            bool escaped_any = false;
+            auto flush = [&] {
+                if (fields.size() >= _params.size()) {
+                    bad_value(*this, s, "more fields than the type has");
+                }
+                if (cur == "@" && !escaped_any) {
+                    fields.emplace_back(std::nullopt);
+                } else {
+                    fields.emplace_back(_params[fields.size()]->from_string(cur));
+                }
+                cur.clear();
+                escaped_any = false;
+            };
+            for (size_t i = 0; i < s.size(); ++i) {
+                if (s[i] == '\\' && i + 1 < s.size() && (s[i + 1] == ':' || s[i + 1] == '@')) {
+                    cur += s[++i];
+                    escaped_any = true;
+                } else if (s[i] == ':') {
+                    flush();
+                } else {
+                    cur += s[i];
+                }
+            }
+            flush();
+            return serialize_tuple(fields);
+        }
         default:
             return from_cql_literal(s);
         }

@@ -214,15 +214,34 @@ std::string abstract_type::to_string(bytes_view v) const {
     case type_kind::list:
     case type_kind::set:
     case type_kind::map:
+        // CollectionType.getString is BytesType's: hex.
+        return hex_encode(v);
     case type_kind::tuple:
-    case type_kind::user:
-        return to_json_string(v);
+    case type_kind::user: {
+        // TupleType.getString: the fields present, joined by ':'; '@' for a null field; ':' and '@' escaped.
+        std::string s;
+        auto fields = split_tuple(v);
+        for (size_t i = 0; i < fields.size() && i < _params.size(); ++i) {
+            if (i) {
+                s += ':';
+            }
+            if (!fields[i]) {
+                s += '@';
+                continue;
+            }
+            for (char c : _params[i]->to_string(*fields[i])) {
+                if (c == ':' || c == '@') {
+                    s += '\\';
+                }
+                s += c;
+            }
+        }
+        return s;
+    }
     case type_kind::decimal:
-        // DecimalSerializer.toString is toPlainString, unlike the JSON's BigDecimal.toString.
-        return big_decimal::from_bytes(v).to_plain_string();
+        return big_decimal::from_bytes(v).to_string();
     case type_kind::timestamp:
-        // TimestampSerializer.toString: "yyyy-MM-dd HH:mmXX", here always in UTC.
-        return format_timestamp_minutes(read_be<int64_t>(v.data())) + "Z";
+        return format_timestamp_iso(read_be<int64_t>(v.data()));
     default:
         return native_text(_kind, v);
     }

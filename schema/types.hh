@@ -97,8 +97,10 @@ public:
 
     // What Cassandra's AbstractType.toJSONString prints (sstabledump's "value" fields).
     std::string to_json_string(bytes_view v) const;
-    // What AbstractType.getString prints (sstabledump's partition "key" strings): decimals plain, timestamps to
-    // the minute as TimestampSerializer.toString does (always UTC here, the JVM zone there).
+    // What AbstractType.getString prints (sstabledump's partition "key" strings and cell paths), as Cassandra 5.0:
+    // decimals as BigDecimal.toString, timestamps "2016-02-16T12:58:13.030Z" (always UTC here), frozen
+    // collections as hex (CollectionType.getString), tuples and UDTs as fields joined by ':' with ':' and '@'
+    // escaped and '@' for a null field (TupleType.getString).
     std::string to_string(bytes_view v) const;
     // A literal that CQL accepts for this value: 'text', 42, 0xcafe, {1, 2}, ...
     std::string to_cql_literal(bytes_view v) const;

@@ -557,11 +557,11 @@ std::string format_timestamp(int64_t millis) {
                        ms / 1000 % 60, ms % 1000);
 }
 
-std::string format_timestamp_minutes(int64_t millis) {
-    int64_t minutes = floor_div(millis, 60000);
-    int64_t days = floor_div(minutes, 1440);
-    int64_t m = minutes - days * 1440;
-    return fmt::format("{} {:02}:{:02}", format_date(days), m / 60, m % 60);
+std::string format_timestamp_iso(int64_t millis) {
+    int64_t days = floor_div(millis, 86400000);
+    int64_t ms = millis - days * 86400000;
+    return fmt::format("{}T{:02}:{:02}:{:02}.{:03}Z", format_date(days), ms / 3600000, ms / 60000 % 60,
+                       ms / 1000 % 60, ms % 1000);
 }
 
 int64_t parse_timestamp(std::string_view s) {

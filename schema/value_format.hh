@@ -70,8 +70,8 @@ std::string format_date(int64_t days);
 int64_t parse_date(std::string_view s);
 // Milliseconds since the epoch -> "yyyy-mm-dd hh:mm:ss.SSS" (UTC, proleptic Gregorian).
 std::string format_timestamp(int64_t millis);
-// Milliseconds since the epoch -> "yyyy-mm-dd hh:mm" (UTC), TimestampSerializer.toString's precision.
-std::string format_timestamp_minutes(int64_t millis);
+// Milliseconds since the epoch -> "yyyy-mm-ddThh:mm:ss.SSSZ" (UTC), Cassandra 5.0's TimestampSerializer.toString.
+std::string format_timestamp_iso(int64_t millis);
 // Accepts "yyyy-mm-dd[( |T)hh:mm[:ss[.fff]]][Z|+hh[:]mm|-hh[:]mm]" or plain milliseconds.
 int64_t parse_timestamp(std::string_view s);
 // Nanoseconds since midnight <-> "hh:mm:ss.nnnnnnnnn".

@@ -1,5 +1,5 @@
 // with_typed_values: a random mutation made writable to an sstable (fixed-length values padded to their type's
-// length, expiry times moved past their TTLs). The same helper as writer_test's, for the sstable reader tests.
+// length, expiry times moved past their TTLs), for every test that writes random data to sstables.
 #pragma once
 
 #include "mutation/mutation.hh"
@@ -8,7 +8,6 @@
 #include <algorithm>
 
 namespace reef::testing {
-
 
 // The random generator's values ignore their column's type (one byte for an int); a fixed-length type's value
 // is padded to its length so that the sstable can hold it (the writer refuses a value of the wrong length).

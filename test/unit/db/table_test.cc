@@ -7,6 +7,7 @@
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/writable_mutation.hh"
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
 
@@ -22,58 +23,6 @@ using namespace reef;
 using namespace reef::testing;
 
 namespace {
-
-// The generator's values ignore their column's type and its expiry times may be below their TTLs, which the
-// sstable writer refuses or readers take for overflowed expiries (as writer_test says): made writable here.
-deletion_time_type fixed_expiry(int32_t ttl, deletion_time_type expiry) {
-    return expiry < ttl ? expiry + 8 : expiry;
-}
-
-atomic_cell fixed_cell(const atomic_cell& c, const column_definition* col) {
-    auto fixed = col ? col->type->value_length_if_fixed() : std::nullopt;
-    std::string v(c.value());
-    if (fixed && !v.empty() && v.size() != *fixed) {
-        v.assign(*fixed, '\0');
-        auto n = std::min<size_t>(*fixed, c.value().size());
-        std::copy(c.value().end() - long(n), c.value().end(), v.end() - long(n));
-    }
-    if (c.is_expiring()) {
-        return atomic_cell::make_expiring(c.timestamp(), v, c.ttl(), fixed_expiry(c.ttl(), c.local_deletion_time()));
-    }
-    return c.local_deletion_time() == no_deletion_time ? atomic_cell::make_live(c.timestamp(), v) : c;
-}
-
-row fixed_row(const row& r, const std::vector<column_definition>& columns) {
-    row out;
-    for (auto& [id, c] : r.cells()) {
-        if (auto* cell = std::get_if<atomic_cell>(&c)) {
-            out.apply(id, fixed_cell(*cell, &columns.at(id)));
-        } else {
-            auto cmp = columns.at(id).type->name_comparator();
-            auto coll = std::get<collection_cells>(c);
-            for (auto& [path, cell] : coll.cells) {
-                cell = fixed_cell(cell, nullptr);
-            }
-            out.apply(id, std::move(coll), [cmp](bytes_view a, bytes_view b) { return cmp->compare(a, b); });
-        }
-    }
-    return out;
-}
-
-mutation writable(const schema_ptr& s, const mutation& m) {
-    auto fs = to_fragments(m);
-    for (auto& f : fs) {
-        if (auto* sr = std::get_if<static_row>(&f)) {
-            sr->cells = fixed_row(sr->cells, s->static_columns());
-        } else if (auto* cr = std::get_if<clustering_row>(&f)) {
-            cr->cells = fixed_row(cr->cells, s->regular_columns());
-            if (cr->marker.is_expiring()) {
-                cr->marker.expiry = fixed_expiry(cr->marker.ttl, cr->marker.expiry);
-            }
-        }
-    }
-    return mutations_from_fragments(s, fs).at(0);
-}
 
 std::string describe(const std::vector<mutation>& ms) {
     std::string out;
@@ -172,7 +121,7 @@ REEF_TEST_CASE(test_table_reads_back_random_writes) {
                     co_await t.start();
                     int writes = g.rnd(10, 80);
                     for (int w = 0; w < writes; ++w) {
-                        auto m = writable(s, g.make(pkey(g.rnd(0, 30)), 6));
+                        auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 30)), 6));
                         t.apply(m);
                         apply_to_model(model, m);
                         switch (g.rnd(0, 12)) {
@@ -239,7 +188,7 @@ REEF_TEST_CASE(test_table_compaction_is_the_models_purge) {
                 mutation_model model;
                 int writes = g.rnd(5, 40);
                 for (int w = 0; w < writes; ++w) {
-                    auto m = writable(s, g.make(pkey(g.rnd(0, 20)), 6));
+                    auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 20)), 6));
                     t.apply(m);
                     apply_to_model(model, m);
                 }
@@ -272,7 +221,7 @@ REEF_TEST_CASE(test_table_compaction_is_the_models_purge) {
                 model = std::move(purged);
                 int more = g.rnd(1, 20);
                 for (int w = 0; w < more; ++w) {
-                    auto m = writable(s, g.make(pkey(g.rnd(0, 20)), 4));
+                    auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 20)), 4));
                     t.apply(m);
                     apply_to_model(model, m);
                     if (g.rnd(0, 7) == 0) {
@@ -326,7 +275,7 @@ REEF_TEST_CASE(test_table_failed_flush_keeps_memtable) {
     co_await t.start();
     mutation_model model;
     for (int w = 0; w < 30; ++w) {
-        auto m = writable(s, g.make(pkey(g.rnd(0, 10)), 6));
+        auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 10)), 6));
         t.apply(m);
         apply_to_model(model, m);
     }
@@ -347,7 +296,7 @@ REEF_TEST_CASE(test_table_failed_flush_keeps_memtable) {
     }
     // Still writable; the next flush writes both memtables.
     for (int w = 0; w < 10; ++w) {
-        auto m = writable(s, g.make(pkey(g.rnd(0, 10)), 6));
+        auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 10)), 6));
         t.apply(m);
         apply_to_model(model, m);
     }
@@ -410,7 +359,7 @@ REEF_TEST_CASE(test_table_flush_to_full_disk) {
     co_await t.start();
     mutation_model model;
     for (int w = 0; w < 300; ++w) {
-        auto m = writable(s, g.make(pkey(g.rnd(0, 1000)), 8));
+        auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 1000)), 8));
         t.apply(m);
         apply_to_model(model, m);
         if (w % 50 == 0) {
@@ -457,7 +406,7 @@ REEF_TEST_CASE(test_table_read_across_compaction) {
     mutation_model model;
     for (int round = 0; round < 4; ++round) {
         for (int w = 0; w < 10; ++w) {
-            auto m = writable(s, g.make(pkey(g.rnd(0, 30)), 6));
+            auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 30)), 6));
             t.apply(m);
             apply_to_model(model, m);
         }

@@ -13,32 +13,30 @@ const cell_or_collection* row::find(column_id id) const noexcept {
     return it != _cells.end() && it->first == id ? &it->second : nullptr;
 }
 
-void row::apply(column_id id, atomic_cell c) {
+atomic_cell* row::existing_or_insert(column_id id, atomic_cell& c, const char* who) {
     auto it = std::lower_bound(_cells.begin(), _cells.end(), id, [](auto& e, column_id v) { return e.first < v; });
     if (it == _cells.end() || it->first != id) {
         _cells.emplace(it, id, std::move(c));
-        return;
+        return nullptr;
     }
     auto* existing = std::get_if<atomic_cell>(&it->second);
     if (!existing) {
-        throw std::logic_error("row::apply: simple cell for collection column " + std::to_string(id));
+        throw std::logic_error(std::string(who) + ": simple cell for collection column " + std::to_string(id));
     }
-    if (!reconcile_wins(*existing, c)) {
+    return existing;
+}
+
+void row::apply(column_id id, atomic_cell c) {
+    auto* existing = existing_or_insert(id, c, "row::apply");
+    if (existing && !reconcile_wins(*existing, c)) {
         *existing = std::move(c);
     }
 }
 
 void row::apply_counter(column_id id, atomic_cell c) {
-    auto it = std::lower_bound(_cells.begin(), _cells.end(), id, [](auto& e, column_id v) { return e.first < v; });
-    if (it == _cells.end() || it->first != id) {
-        _cells.emplace(it, id, std::move(c));
-        return;
+    if (auto* existing = existing_or_insert(id, c, "row::apply_counter")) {
+        *existing = reconcile_counter(*existing, c);
     }
-    auto* existing = std::get_if<atomic_cell>(&it->second);
-    if (!existing) {
-        throw std::logic_error("row::apply_counter: counter cell for collection column " + std::to_string(id));
-    }
-    *existing = reconcile_counter(*existing, c);
 }
 
 void row::apply(column_id id, collection_cells c, const std::function<int(bytes_view, bytes_view)>& path_compare) {

@@ -63,6 +63,11 @@ public:
     bool operator==(const row&) const = default;
 
 private:
+    // The simple cell already at id, or nullptr after inserting c there (so
+    // there is nothing to reconcile). `who` names the caller in the error
+    // thrown when id holds a collection.
+    atomic_cell* existing_or_insert(column_id id, atomic_cell& c, const char* who);
+
     std::vector<std::pair<column_id, cell_or_collection>> _cells;
 };
 

@@ -78,19 +78,6 @@ void print_row(const std::string& name, const std::string& unit, const pass_resu
                r.disk_reads, r.stats.page_hits, r.stats.page_misses, r.stats.page_blocks);
 }
 
-future<uint64_t> drain(data_source src) {
-    uint64_t n = 0;
-    while (true) {
-        auto b = co_await src.get();
-        if (b.empty()) {
-            break;
-        }
-        n += b.size();
-    }
-    co_await src.close();
-    co_return n;
-}
-
 struct small_page {
     uint64_t key;
     size_t memory_usage() const noexcept { return sizeof(*this); }

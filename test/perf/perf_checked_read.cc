@@ -110,19 +110,6 @@ data_source source_of(const variant& v, file f, uint64_t pos, uint64_t len) {
     return make_file_data_source(f, pos, len, file_input_stream_options{64 * 1024, 1});
 }
 
-future<uint64_t> drain(data_source src) {
-    uint64_t n = 0;
-    while (true) {
-        auto b = co_await src.get();
-        if (b.empty()) {
-            break;
-        }
-        n += b.size();
-    }
-    co_await src.close();
-    co_return n;
-}
-
 } // namespace
 
 int perf_checked_read_main(int argc, char** argv) {

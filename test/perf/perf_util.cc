@@ -33,6 +33,19 @@ std::optional<runtime_config> parse_command_line(const std::string& command, pro
     }
 }
 
+future<uint64_t> drain(data_source src) {
+    uint64_t n = 0;
+    while (true) {
+        auto b = co_await src.get();
+        if (b.empty()) {
+            break;
+        }
+        n += b.size();
+    }
+    co_await src.close();
+    co_return n;
+}
+
 schema_ptr int_text_schema(const std::string& table) {
     return schema_builder("ks", table)
         .with_column("pk", int32_type(), column_kind::partition_key)

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "runtime/app_options.hh"
+#include "runtime/future.hh"
+#include "runtime/input_stream.hh"
 #include "runtime/program_options.hh"
 #include "schema/schema.hh"
 
@@ -26,6 +28,9 @@ double thread_cpu_seconds();
 // `exit_status` (0 or 2) and returns nothing.
 std::optional<runtime_config> parse_command_line(const std::string& command, program_options::options& opts,
                                                  runtime_options& rt, int argc, char** argv, int& exit_status);
+
+// Reads src to its end and closes it; returns the bytes read.
+future<uint64_t> drain(data_source src);
 
 // ks.<table> (pk int, ck int, v int, t text, PRIMARY KEY (pk, ck)).
 schema_ptr int_text_schema(const std::string& table);

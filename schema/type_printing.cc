@@ -3,6 +3,7 @@
 
 #include "schema/types.hh"
 #include "schema/value_format.hh"
+#include "utils/java_double_format.hh"
 
 #include <fmt/format.h>
 
@@ -12,6 +13,9 @@
 #include <cmath>
 
 namespace reef {
+
+using utils::java_double_to_string;
+using utils::java_float_to_string;
 
 namespace {
 

@@ -363,59 +363,6 @@ int big_decimal::compare(const big_decimal& o) const {
 
 namespace {
 
-// Java prints d.dddE±n outside [1e-3, 1e7) and plain decimals inside, always with a digit after the point.
-template <typename F>
-std::string java_floating_to_string(F d) {
-    if (std::isnan(d)) {
-        return "NaN";
-    }
-    if (std::isinf(d)) {
-        return d > 0 ? "Infinity" : "-Infinity";
-    }
-    if (d == 0) {
-        return std::signbit(d) ? "-0.0" : "0.0";
-    }
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
-    if (std::string_view(buf, res.ptr).find('.') == std::string_view::npos) {
-        // Java always prints two significant digits at least, and picks the two-digit value closest to the
-        // double, not the shortest one padded (Double.MIN_VALUE is 4.9E-324, not 5.0E-324).
-        res = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific, 1);
-    }
-    std::string sci(buf, res.ptr);
-    bool neg = sci[0] == '-';
-    if (neg) {
-        sci.erase(0, 1);
-    }
-    auto epos = sci.find('e');
-    int exp = std::stoi(sci.substr(epos + 1));
-    std::string digits;
-    for (char c : sci.substr(0, epos)) {
-        if (c != '.') {
-            digits += c;
-        }
-    }
-    while (digits.size() > 1 && digits.back() == '0') {
-        digits.pop_back();
-    }
-    std::string s;
-    F a = std::fabs(d);
-    if (a >= F(1e-3) && a < F(1e7)) {
-        if (exp >= 0) {
-            if (digits.size() <= size_t(exp) + 1) {
-                digits.append(size_t(exp) + 1 - digits.size(), '0');
-            }
-            std::string frac = digits.substr(size_t(exp) + 1);
-            s = digits.substr(0, size_t(exp) + 1) + "." + (frac.empty() ? "0" : frac);
-        } else {
-            s = "0." + std::string(size_t(-exp - 1), '0') + digits;
-        }
-    } else {
-        s = digits.substr(0, 1) + "." + (digits.size() > 1 ? digits.substr(1) : "0") + "E" + std::to_string(exp);
-    }
-    return (neg ? "-" : "") + s;
-}
-
 // Howard Hinnant's civil-from-days and days-from-civil (proleptic Gregorian).
 void civil_from_days(int64_t z, int64_t& y, unsigned& m, unsigned& d) {
     z += 719468;
@@ -522,13 +469,6 @@ void write_signed_vint(bytes& out, int64_t v) {
 
 } // namespace
 
-std::string java_double_to_string(double d) {
-    return java_floating_to_string(d);
-}
-
-std::string java_float_to_string(float f) {
-    return java_floating_to_string(f);
-}
 
 std::string format_date(int64_t days) {
     int64_t y;

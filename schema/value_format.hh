@@ -1,5 +1,5 @@
 // Number, time, address and string codecs behind the CQL types' printing and parsing: arbitrary-precision
-// integers and decimals, Java's float/BigDecimal text forms, dates, durations, inets, UUIDs, JSON quoting.
+// integers and decimals, Java's BigDecimal text forms, dates, durations, inets, UUIDs, JSON quoting.
 #pragma once
 
 #include "schema/bytes.hh"
@@ -60,10 +60,6 @@ struct big_decimal {
     // Numeric order: 1.0 == 1.00 (BigDecimal.compareTo).
     int compare(const big_decimal& o) const;
 };
-
-// Java Double.toString / Float.toString, from the shortest round-tripping digits.
-std::string java_double_to_string(double d);
-std::string java_float_to_string(float f);
 
 // days since the epoch (date values are stored as days + 2^31, unsigned) <-> "yyyy-mm-dd".
 std::string format_date(int64_t days);

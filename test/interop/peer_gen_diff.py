@@ -12,9 +12,7 @@ import fcntl
 import json
 import os
 import random
-import re
 import shutil
-import struct
 import subprocess
 import sys
 import time
@@ -64,87 +62,25 @@ def show(v):
     return s if len(s) <= 300 else s[:300] + '...'
 
 
-# Differences we know and have not fixed yet: printed and counted by the test, not failures.
-# Java 17's Float.toString / Double.toString (FloatingDecimal, before JDK 19's shortest-digits fix) sometimes prints
-# more digits than the shortest that round-trip (5.62598385E17 where the shortest is 5.625984E17); Reef prints the
-# shortest until utils/java_double_format ports JDK 17's algorithm.
-JAVA17_DIGITS = 'Java 17 non-shortest float digits'
-JAVA_FLOAT = re.compile(r'-?[0-9]+\.[0-9]+(E-?[0-9]+)?')
-
-
-def significant_digits(text):
-    mantissa = text.lower().split('e')[0].lstrip('-').replace('.', '').lstrip('0').rstrip('0')
-    return len(mantissa)
-
-
-def known_difference(ours, expected):
-    """The reason of a known difference between two leaf values, or None."""
-    # JSON numbers (values) or strings (partition keys, cell paths, as getString prints them) of Java's form.
-    if not (isinstance(ours, str) and isinstance(expected, str) and type(ours) is type(expected)):
-        return None
-    if not (JAVA_FLOAT.fullmatch(ours) and JAVA_FLOAT.fullmatch(expected)):
-        return None
-    # Java 17 adds digits, it never drops them: Reef's text is the shorter one.
-    if significant_digits(expected) <= significant_digits(ours):
-        return None
-    # Java's floats always hold a '.', and extra digits do not move the exponent: "1" vs "1.0" or "1.0E10" vs
-    # "10000000000.0" are real differences.
-    if '.' not in ours or '.' not in expected:
-        return None
-    if ours.upper().partition('E')[2] != expected.upper().partition('E')[2]:
-        return None
-    try:
-        a, b = float(ours), float(expected)
-    except ValueError:
-        return None
-    if a != a or b != b or a in (float('inf'), float('-inf')):
-        return None
-    if a == b:
-        return JAVA17_DIGITS                    # the same double: only the digits differ
-    # A float column: both texts are float digits (at most 9 significant) and name the same float32.
-    if significant_digits(ours) <= 9 and significant_digits(expected) <= 9:
-        try:
-            if struct.pack('>f', a) == struct.pack('>f', b):
-                return JAVA17_DIGITS
-        except OverflowError:
-            return None
-    return None
-
-
-def first_difference(ours, expected, path='$', known=None):
-    """(path, ours, expected) of the first place two JSON values differ, or None. Known differences are appended
-    to `known` as (reason, path, ours, expected) and are not differences."""
-    if known is None:
-        known = []
+def first_difference(ours, expected, path='$'):
+    """(path, ours, expected) of the first place two JSON values differ, or None. Numbers compare as their text
+    (Java 17's float digits included: utils/java_double_format prints them as the JVM does)."""
     if type(ours) is not type(expected):
         return path, ours, expected
     if isinstance(ours, dict):
-        # Object keys are texts too (a frozen map<float, ...> value): a key of ours that is a known difference
-        # from one of Cassandra's stands for it.
-        extra = [k for k in ours if k not in expected]
-        renamed = {}
         for k in expected:
             if k not in ours:
-                for o in extra:
-                    reason = known_difference(o, k)
-                    if reason and o not in renamed.values():
-                        known.append((reason, f'{path} (object key)', o, k))
-                        renamed[k] = o
-                        break
-        for k in expected:
-            o = renamed.get(k, k)
-            if o not in ours:
                 return f'{path}.{k}', '<missing>', expected[k]
-            d = first_difference(ours[o], expected[k], f'{path}.{k}', known)
+            d = first_difference(ours[k], expected[k], f'{path}.{k}')
             if d:
                 return d
-        for k in extra:
-            if k not in renamed.values():
+        for k in ours:
+            if k not in expected:
                 return f'{path}.{k}', ours[k], '<missing>'
         return None
     if isinstance(ours, list):
         for i, (a, b) in enumerate(zip(ours, expected)):
-            d = first_difference(a, b, f'{path}[{i}]', known)
+            d = first_difference(a, b, f'{path}[{i}]')
             if d:
                 return d
         if len(ours) != len(expected):
@@ -153,10 +89,6 @@ def first_difference(ours, expected, path='$', known=None):
                     expected[n] if n < len(expected) else '<missing>')
         return None
     if ours == expected:
-        return None
-    reason = known_difference(ours, expected)
-    if reason:
-        known.append((reason, path, ours, expected))
         return None
     return path, ours, expected
 
@@ -215,7 +147,6 @@ def main():
         return 1
 
     failures, start = [], time.monotonic()
-    known_total = {}
     names = sorted(n for n in os.listdir(work) if os.path.isdir(os.path.join(work, n)))
     if len(names) != tables:
         say(f'FAIL: peer gen wrote {len(names)} tables, not {tables}')
@@ -243,12 +174,7 @@ def main():
             failures.append(name)
             say(f'FAIL {name} (seed {seed}): reef printed invalid JSON: {e}')
             continue
-        known = []
-        diff = first_difference(ours, parse_documents(expected_text), known=known)
-        for reason, path, a, b in known[:3]:
-            say(f'  known difference in {name} ({reason}) at {path}: reef {show(a)}, cassandra {show(b)}')
-        for reason, *_ in known:
-            known_total[reason] = known_total.get(reason, 0) + 1
+        diff = first_difference(ours, parse_documents(expected_text))
         if diff:
             failures.append(name)
             path, a, b = diff
@@ -257,12 +183,8 @@ def main():
                 f'    files: {tdir} ({summaries.get(name, "")})')
             continue
         note = '' if ours_text == expected_text else ' (equal values, different text)'
-        if known:
-            note += f' ({len(known)} known differences)'
         say(f'PASS {name}: {len(data)} sstables{note}')
     say(f'reef dumps took {time.monotonic() - start:.1f}s')
-    for reason, n in sorted(known_total.items()):
-        say(f'known differences, not failures: {n} x {reason}')
     if failures:
         say(f'FAIL: {len(failures)} of {len(names)} tables differ (seed {seed}: '
             f'REEF_PEER_SEED={seed} ./test.py --mode {mode} interop/peer_gen_diff); kept in {work}')

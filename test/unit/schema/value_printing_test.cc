@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(json_of_native_values) {
     BOOST_CHECK_EQUAL(json(double_type(), dbl(0.001)), "0.001");
     BOOST_CHECK_EQUAL(json(double_type(), dbl(0.0001)), "1.0E-4");
     BOOST_CHECK_EQUAL(json(double_type(), dbl(std::numeric_limits<double>::denorm_min())), "4.9E-324");
-    BOOST_CHECK_EQUAL(json(double_type(), dbl(1e23)), "1.0E23");
+    BOOST_CHECK_EQUAL(json(double_type(), dbl(1e23)), "9.999999999999999E22");  // Java 17, not the shortest
     BOOST_CHECK_EQUAL(json(double_type(), dbl(0.1)), "0.1");
     BOOST_CHECK_EQUAL(json(double_type(), dbl(-1234567.0)), "-1234567.0");
     BOOST_CHECK_EQUAL(json(float_type(), flt(std::numeric_limits<float>::denorm_min())), "1.4E-45");

@@ -113,6 +113,13 @@ REEF_TEST_CASE(index_reader_matches_every_entry) {
                     BOOST_CHECK_EQUAL(lb, expected_first_not(all, comps.data_length(), skip));
                     ++lookups;
                 }
+                // An unbounded side is looked up nowhere: the full range reads no index page.
+                auto stats_before = tracker.index_stats();
+                auto full = co_await ir.range(dht::partition_range::full());
+                BOOST_CHECK_EQUAL(full.start, all.empty() ? 0 : all.front().data_position);
+                BOOST_CHECK_EQUAL(full.end, comps.data_length());
+                BOOST_CHECK_EQUAL(tracker.index_stats().hits, stats_before.hits);
+                BOOST_CHECK_EQUAL(tracker.index_stats().misses, stats_before.misses);
                 // A page of the index holds what Index.db holds there, promoted index bytes included.
                 size_t n = 0;
                 for (size_t p = 0; p < ir.page_count(); ++p) {

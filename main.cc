@@ -28,6 +28,9 @@ const subcommand subcommands[] = {
      reef::perf::perf_cache_main},
     {"perf-sstable-scan", "benchmark of sstable full scans from memory: rows/s and MB/s per core, uncompressed and LZ4",
      reef::perf::perf_sstable_scan_main},
+    {"perf-fast-forward", "ScyllaDB's perf_fast_forward: skips and slices through one large partition and many\n"
+     "                     small ones, read from an sstable (--populate first)",
+     reef::perf::perf_fast_forward_main},
     {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-statistics,\n"
      "                     dump-compression-info, validate-checksums, validate\n"
      "                     (`reef sstable --help`)",

@@ -370,7 +370,7 @@ void report::add_case(std::vector<std::vector<test_result>> all) {
             w.begin_object();
             w.key("group").value(_group);
             w.key("case").value(_case);
-            w.key("read").value(uint64_t(j));
+            w.key("step").value(uint64_t(j));  // the read's place in its case (several in single-key-slice)
             for (size_t i = 0; i < _params.size() && i < params.size(); ++i) {
                 if (!_params[i].name.empty()) {
                     write_param(w.key(_params[i].name), params[i]);

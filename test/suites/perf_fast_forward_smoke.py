@@ -93,11 +93,18 @@ def run(reef, args, what):
     return p
 
 
+def no_duplicate_keys(pairs):
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        fail(f'a JSON object repeats a key: {keys}')
+    return dict(pairs)
+
+
 def json_objects(stdout):
     out = []
     for line in stdout.splitlines():
         if line.strip():
-            out.append(json.loads(line))
+            out.append(json.loads(line, object_pairs_hook=no_duplicate_keys))
     return out
 
 

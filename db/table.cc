@@ -123,7 +123,7 @@ future<> table::flush() {
 }
 
 mutation_reader table::make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed,
-                                   streamed_forwarding fwd) {
+                                   streamed_forwarding fwd, combined_reader_stats* stats) {
     std::vector<combined_reader_source> sources;
     auto add_memtable = [&](const std::shared_ptr<memtable>& mt) {
         if (!mt->empty()) {
@@ -141,7 +141,7 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
         sources.push_back({make_sstable_reader(sst, _schema, range, slice, reversed, streamed_forwarding::yes),
                            sst->max_timestamp, streamed_forwarding::yes});
     }
-    return make_combined_reader(_schema, std::move(sources), reversed, fwd);
+    return make_combined_reader(_schema, std::move(sources), reversed, fwd, stats);
 }
 
 std::vector<sstables::descriptor> table::sstable_descriptors() const {

@@ -249,12 +249,15 @@ def write_ninja(mode, args, dep_cflags, dep_libs):
 
     lib_objs = compile_all(lib_sources)
     w(f'build libreef.a: ar {" ".join(lib_objs)}')
-    # perf-sstable-scan's RocksDB baseline, where librocksdb-dev is installed: reef alone links it.
-    rocksdb_scan = 'test/perf/perf_sstable_scan.cc'
+    # The RocksDB baselines (perf-sstable-scan, perf-delete-range), where librocksdb-dev is installed: reef alone
+    # links it.
+    rocksdb_sources = ['test/perf/perf_sstable_scan.cc', 'test/perf/delete_range_rocksdb.cc']
     have_rocksdb = os.path.exists('/usr/include/rocksdb/db.h')
-    main_objs = compile_all([s for s in main_sources if os.path.exists(os.path.join(ROOT, s)) and s != rocksdb_scan])
-    if rocksdb_scan in main_sources:
-        main_objs += compile_all([rocksdb_scan], '-DREEF_HAVE_ROCKSDB' if have_rocksdb else '')
+    main_objs = compile_all([s for s in main_sources
+                             if os.path.exists(os.path.join(ROOT, s)) and s not in rocksdb_sources])
+    for s in rocksdb_sources:
+        if s in main_sources:
+            main_objs += compile_all([s], '-DREEF_HAVE_ROCKSDB' if have_rocksdb else '')
     w(f'build reef: link {" ".join(main_objs)} libreef.a')
     w('  link_libs = $libs' + (' -lrocksdb' if have_rocksdb else ''))
     test_flags = '-DBOOST_TEST_DYN_LINK'

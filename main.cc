@@ -31,6 +31,9 @@ const subcommand subcommands[] = {
     {"perf-fast-forward", "ScyllaDB's perf_fast_forward: skips and slices through one large partition and many\n"
      "                     small ones, read from an sstable (--populate first)",
      reef::perf::perf_fast_forward_main},
+    {"perf-delete-range", "RocksDB's DeleteRange workload (wide-column form) on Reef and RocksDB: ops/s, row counts,\n"
+     "                     reef/rocksdb per phase",
+     reef::perf::perf_delete_range_main},
     {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-statistics,\n"
      "                     dump-compression-info, validate-checksums, validate\n"
      "                     (`reef sstable --help`)",

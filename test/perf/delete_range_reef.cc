@@ -183,6 +183,9 @@ future<> load(reef_bench& b, const delete_range_workload& wl, phase_result& out)
         }
     }
     co_await b.tbl().flush();
+    if (wl.major_compaction) {
+        co_await b.tbl().compact_all(now_seconds());
+    }
     out.seconds = seconds_since(start);
     out.ops = wl.rows;
 }

@@ -127,6 +127,12 @@ void load(rocksdb::DB& db, const delete_range_workload& wl, phase_result& out) {
         }
     }
     settle(db);
+    if (wl.major_compaction) {
+        rocksdb::CompactRangeOptions co;
+        co.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+        check(db.CompactRange(co, nullptr, nullptr), "compact range");
+        settle(db);
+    }
     out.seconds = seconds_since(start);
     out.ops = wl.rows;
 }

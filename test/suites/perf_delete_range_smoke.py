@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""reef perf-delete-range at a small scale, both engines, every variant, and a width of 0: the row counts each
-engine prints (--output-format json) must be the same for both and equal to this file's own model of
-../shared/benchmarks/delete-range.md (a bitmap of live rows), so that both engines provably ran the workload.
+"""reef perf-delete-range at a small scale, both engines, every variant, a width of 0, and with a major
+compaction after the load: the row counts each engine prints (--output-format json) must be the same for both and
+equal to this file's own model of ../shared/benchmarks/delete-range.md (a bitmap of live rows), so that both engines
+provably ran the workload.
 Run by test.py with REEF_BUILD_DIR (build/<mode>); the model alone is also checked against delete-range.md's
 1M-row figures when run with --documented-scale (a few seconds of Python)."""
 import json
@@ -106,15 +107,16 @@ def main():
     # tmpfs where there is one: the flushes' fsyncs cost nothing there.
     where = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix='reef-delete-range-', dir=where) as data:
-        for variant, width in (('range', width), ('scan', width), ('none', width), ('range', 0)):
+        for variant, width, compact in (('range', width, False), ('scan', width, False), ('none', width, False),
+                                        ('range', 0, False), ('range', width, True)):
             cmd = [reef, 'perf-delete-range', '--engine', 'both', '--output-format', 'json', '--rows', str(n),
                    '--partitions', str(p), '--tombstones', str(t), '--width', str(width), '--variant', variant,
                    '--ops', str(ops), '--long-ops', str(long_ops), '--data-directory', data,
-                   '--reef-memtable-bytes', str(memtable)]
+                   '--reef-memtable-bytes', str(memtable)] + (['--major-compaction'] if compact else [])
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
             runs = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
             want = model(n, p, t, width, variant, ops, long_ops)
-            print(f'{variant} width {width}: model {want}')
+            print(f'{variant} width {width}{" major compaction" if compact else ""}: model {want}')
             if out.returncode != 0 or [r['engine'] for r in runs] != ['reef', 'rocksdb']:
                 print(f'FAIL: {" ".join(cmd)} exited {out.returncode}\n{out.stdout}\n{out.stderr}')
                 failures += 1

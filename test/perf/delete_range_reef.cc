@@ -46,11 +46,22 @@ deletion_time_type now_seconds() {
     return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+table_config make_config(const delete_range_workload& wl, const std::string& dir) {
+    table_config c{dir, wl.reef_memtable_bytes, {}};
+    uint32_t block = uint32_t(wl.reef_block_kb << 10);
+    c.write_sstable = [block](mutation_reader& r, schema_ptr s, sstables::descriptor d, sstables::writer_options o) {
+        o.column_index_size = block;
+        o.crc_chunk_size = block;
+        return sstables::write_sstable(r, std::move(s), std::move(d), std::move(o));
+    };
+    return c;
+}
+
 // The state of one run: the table, the workload's partitions keyed once, the write clock.
 class reef_bench {
 public:
     reef_bench(const delete_range_workload& wl, const std::string& dir)
-        : _wl(wl), _s(delete_range_schema()), _table(_s, table_config{dir, wl.reef_memtable_bytes, {}}) {
+        : _wl(wl), _s(delete_range_schema()), _table(_s, make_config(wl, dir)) {
         for (uint64_t p = 0; p < wl.partitions; ++p) {
             auto b = be64(p);
             _keys.emplace_back(partition_key(std::string(b.begin(), b.end())));
@@ -254,6 +265,7 @@ engine_run run_reef(const delete_range_workload& wl, const std::string& director
             co_await scans(b, wl, scan10_seed, wl.ops, 10, out.scan10);
             co_await scans(b, wl, scan1000_seed, wl.long_ops, 1000, out.scan1000);
             co_await full_scan(b, &out.fullscan);
+            out.notes.emplace_back("block KiB", fmt::format("{}", wl.reef_block_kb));
             out.notes.emplace_back("sstables", fmt::format("{}", b.tbl().sstable_count()));
             out.notes.emplace_back("flushes", fmt::format("{}", b.tbl().flushes()));
             out.notes.emplace_back("range skips (reads)", fmt::format("{}", b.stats().range_skips - before.range_skips));

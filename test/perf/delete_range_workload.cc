@@ -37,6 +37,9 @@ void delete_range_workload::validate() const {
         throw std::invalid_argument(fmt::format("range-deletion width {} is above the {} rows of a partition", width,
                                                 rows_per_partition()));
     }
+    if ((reef_block_kb & (reef_block_kb - 1)) != 0 || reef_block_kb == 0 || reef_block_kb > (1 << 20)) {
+        throw std::invalid_argument(fmt::format("--reef-block-kb {} is not a power of two up to 1 GiB", reef_block_kb));
+    }
     uint64_t last = rows - rows / 10 * 9;
     if (tombstones > last) {
         throw std::invalid_argument(fmt::format("--tombstones {}: at most one per write of the last tenth ({})",

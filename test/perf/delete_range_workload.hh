@@ -46,6 +46,9 @@ struct delete_range_workload {
     // After the load, a major compaction on both (Reef: table::compact_all; RocksDB: CompactRange): reads then
     // see one sorted run. Not part of delete-range.md's workload, which only lets background work settle.
     bool major_compaction = false;
+    // Reef's sstable block: the promoted index block (column_index_size) and the CRC.db chunk of the uncompressed
+    // Data.db, the units a read seeks to and checks; 4 KiB as RocksDB's block_size (Cassandra's default is 64 KiB).
+    uint64_t reef_block_kb = 4;
 
     uint64_t rows_per_partition() const noexcept { return rows / partitions; }  // R
     uint64_t partition_of(uint64_t i) const noexcept { return i / rows_per_partition(); }

@@ -142,6 +142,8 @@ int perf_delete_range_main(int argc, char** argv) {
              "side by side", &sweep);
     opts.add("reef-memtable-bytes", "Reef's memtable flush threshold", &base.reef_memtable_bytes,
              uint64_t(64 << 20), uint64_t(1));
+    opts.add("reef-block-kb", "Reef's promoted index block and CRC chunk, in KiB (a power of two; RocksDB's "
+             "block_size is 4 KiB; Cassandra's default 64)", &base.reef_block_kb, uint64_t(4), uint64_t(1));
     opts.add("major-compaction", "after the load, compact everything into one sorted run on both engines (not "
              "delete-range.md's workload: it only lets background work settle)", &base.major_compaction);
     opts.add("runs", "runs per engine and workload (medians are compared)", &runs, uint64_t(1), uint64_t(1));

@@ -3,6 +3,7 @@
 
 #include "reader/mutation_fragment_filter.hh"
 #include "sstables/mx_reader.hh"
+#include "sstables/reversed_sstable_reader.hh"
 
 #include <optional>
 #include <stdexcept>
@@ -156,7 +157,7 @@ mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, dht::p
                                     clustering_ranges slice, bool reversed, streamed_forwarding fwd,
                                     cache::bypass_cache bypass) {
     if (reversed) {
-        throw std::invalid_argument("make_sstable_reader: reversed reads are not supported yet");
+        return make_reversed_sstable_reader(std::move(s), std::move(h), std::move(range), std::move(slice), fwd, bypass);
     }
     if (fwd == streamed_forwarding::yes) {
         throw std::invalid_argument("make_sstable_reader: clustering-window forwarding is not supported yet");

@@ -29,11 +29,12 @@ struct sstable_read_handles {
     mx_fragment_consumer::token_function token;
 };
 
-// Partitions of range in token order, each clipped to slice (clustering ranges in forward order) through
-// mutation_fragment_filter. A singular range whose key the bloom filter rules out reads nothing. Not done yet:
-// reversed reads and clustering-window forwarding (std::invalid_argument), and skipping inside a partition with the
-// promoted index (a partition's rows outside the slice are parsed and dropped; the index entries keep the
-// promoted index bytes for that step).
+// Partitions of range in token order, each clipped to slice (clustering ranges in the read's order) through
+// mutation_fragment_filter. A singular range whose key the bloom filter rules out reads nothing. reversed: each
+// partition in reversed clustering order (make_reversed_sstable_reader, with or without forwarding). Not done yet:
+// forward clustering-window forwarding (std::invalid_argument), and skipping inside a partition with the promoted
+// index (a partition's rows outside the slice are parsed and dropped; the index entries keep the promoted index
+// bytes for that step).
 mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
                                     clustering_ranges slice, bool reversed = false,
                                     streamed_forwarding fwd = streamed_forwarding::no,

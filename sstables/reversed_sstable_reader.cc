@@ -1,0 +1,360 @@
+// The reversed partition-range sstable reader. See reversed_sstable_reader.hh.
+#include "sstables/reversed_sstable_reader.hh"
+
+#include "reader/mutation_fragment_filter.hh"
+#include "sstables/index_entry.hh"
+#include "sstables/mx_reader.hh"
+#include "sstables/partition_reversing_data_source.hh"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace reef::sstables {
+
+namespace {
+
+// One partition of the range: where it lies in Data.db and its promoted index as Index.db stores it.
+struct partition_location {
+    uint64_t start = 0;
+    uint64_t end = 0;
+    std::string promoted_index;
+};
+
+// The promoted index of an index page entry (its bytes after the key and position), if it has one.
+std::optional<promoted_index> parse_promoted(const std::string& stored, sstable_version v, const std::string& file) {
+    // read_index_entry parses whole entries: give it one with an empty key at position 0.
+    std::string entry(3, '\0');
+    entry += stored;
+    byte_reader in(file, byte_reader::to_bytes(entry), 0);
+    return read_index_entry(in, v).promoted;
+}
+
+class reversed_sstable_reader final : public mutation_reader_impl {
+public:
+    reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
+                            streamed_forwarding fwd, cache::bypass_cache bypass)
+        : mutation_reader_impl(std::move(s)), _h(std::move(h)), _caches(*_h.index_file, *_h.index_cache, bypass),
+          _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
+          _forwarding(fwd == streamed_forwarding::yes), _forward_order(*_schema), _order(*_schema, true),
+          _index_file(_h.components->desc.filename(component_type::index)) {
+        auto& c = *_h.components;
+        _options.alignment = c.compression ? c.compression->chunk_length : c.crc ? c.crc->chunk_size : 4096;
+        _options.window = std::max<uint64_t>(_options.alignment, 32 * 1024);
+    }
+
+    future<> fill_buffer() override {
+        if (_buffer.empty()) {
+            _fed.clear();  // everything fed so far was consumed
+        }
+        while (!is_buffer_full() && !_end_of_stream) {
+            switch (_state) {
+            case state::seek: co_await seek(); break;
+            case state::between: co_await enter_next(); break;
+            case state::in_partition:
+                if (_forwarding && !_filter) {
+                    _end_of_stream = true;  // waits for a window
+                    break;
+                }
+                // Fragments move in a plain loop; only a fill of the inner reader is awaited (coroutine rule 5:
+                // in debug builds, awaits that complete at once grow the stack).
+                if (_replay.empty() && _inner->is_buffer_empty()) {
+                    if (_inner->is_end_of_stream()) {
+                        throw malformed_sstable_exception(_h.data_file, "a partition read backwards ended without its end");
+                    }
+                    co_await _inner->fill_buffer();
+                    break;
+                }
+                if (step()) {
+                    co_await close_inner();
+                    _state = state::between;
+                }
+                break;
+            }
+        }
+    }
+
+    future<> next_partition() override {
+        if (_state == state::in_partition) {
+            co_await close_inner();
+            _state = state::between;
+        }
+        _end_of_stream = false;
+    }
+
+    future<> fast_forward_to(const dht::partition_range& pr) override {
+        co_await close_inner();
+        _range = pr;
+        _state = state::seek;
+    }
+
+    future<> fast_forward_to(position_range pr) override {
+        if (!_forwarding) {
+            throw std::logic_error("fast_forward_to(position_range) on an sstable reader without forwarding");
+        }
+        if (_state != state::in_partition) {
+            _end_of_stream = true;
+            co_return;
+        }
+        clustering_ranges window;
+        for (auto& r : _slice) {
+            const auto& s = _order(r.start, pr.start) < 0 ? pr.start : r.start;
+            const auto& e = _order(r.end, pr.end) < 0 ? r.end : pr.end;
+            if (_order(s, e) < 0) {
+                window.push_back({s, e});
+            }
+        }
+        _window_end = window.empty() ? std::nullopt : std::optional(window.back().end);
+        // A window opened in the middle of the last one: the wrapper dropped what the buffer held, and pr starts at
+        // or after everything consumed. What was fed at or after pr's start is fed again, from the tombstone in force
+        // before it.
+        auto again = std::find_if(_fed.begin(), _fed.end(),
+                                  [&](const fed_fragment& f) { return _order(position_of(f.fragment), pr.start) >= 0; });
+        if (again != _fed.end()) {
+            _in_force = again->in_force_before;
+            for (auto it = _fed.rbegin(); it != std::make_reverse_iterator(again); ++it) {
+                _replay.push_front(std::move(it->fragment));
+            }
+        }
+        _fed.clear();
+        _filter.emplace(*_schema, std::move(window), true);
+        _filter->set_tombstone_in_force(_in_force);
+    }
+
+    future<> close() noexcept override {
+        try {
+            co_await close_inner();
+        } catch (...) {
+        }
+        try {
+            co_await _caches.close();
+        } catch (...) {
+        }
+    }
+
+private:
+    enum class state {
+        seek,          // find the range's first index entry
+        between,       // the next index entry is the next partition, if in range
+        in_partition,  // reading the partition's fragments from _inner
+    };
+
+    // Positions the index cursor at the first entry not before the range.
+    future<> seek() {
+        auto& points = _h.summary->points;
+        _page = {};
+        _page_index = points.size();
+        _entry_index = 0;
+        _state = state::between;
+        if (_range.is_singular()) {
+            auto& key = _range.start()->position.key()->key();
+            if (!_h.components->filter.is_present(key.bytes())) {
+                co_return;  // the bloom filter rules it out
+            }
+        }
+        if (points.empty()) {
+            co_return;
+        }
+        auto before = [this](const dht::decorated_key& k) { return _range.before(k); };
+        size_t skipped = std::partition_point(points.begin(), points.end(), [&](auto& p) { return before(p.key); }) -
+                         points.begin();
+        _page_index = skipped == 0 ? 0 : skipped - 1;
+        _page = co_await _index.page(_page_index);
+        auto& es = _page->entries;
+        _entry_index = std::partition_point(es.begin(), es.end(), [&](auto& e) { return before(e.key); }) - es.begin();
+    }
+
+    // The next partition of the range, if any.
+    future<std::optional<partition_location>> next_location() {
+        auto& points = _h.summary->points;
+        while (_page_index < points.size() && _entry_index >= _page->entries.size()) {
+            ++_page_index;
+            _entry_index = 0;
+            if (_page_index < points.size()) {
+                _page = co_await _index.page(_page_index);
+            }
+        }
+        if (_page_index >= points.size()) {
+            co_return std::nullopt;
+        }
+        auto& e = _page->entries[_entry_index];
+        if (_range.after(e.key)) {
+            co_return std::nullopt;
+        }
+        partition_location loc{e.data_position, _h.summary->data_length, e.promoted_index};
+        _key.emplace(e.key);
+        if (_entry_index + 1 < _page->entries.size()) {
+            loc.end = _page->entries[_entry_index + 1].data_position;
+        } else if (_page_index + 1 < points.size()) {
+            auto next = co_await _index.page(_page_index + 1);
+            if (!next->entries.empty()) {
+                loc.end = next->entries.front().data_position;
+            }
+        }
+        ++_entry_index;
+        co_return loc;
+    }
+
+    future<> enter_next() {
+        auto loc = co_await next_location();
+        if (!loc) {
+            _end_of_stream = true;  // later partitions only come with a new range
+            co_return;
+        }
+        if (loc->end <= loc->start) {
+            throw malformed_sstable_exception(_index_file, "the partition at Data.db " + std::to_string(loc->start) +
+                                                               " ends at " + std::to_string(loc->end));
+        }
+        std::optional<reversal_start> start;
+        auto version = _h.components->desc.version;
+        if (auto pi = parse_promoted(loc->promoted_index, version, _index_file)) {
+            // The walk starts in the block holding the forward end of the slice's last range (the read's first).
+            auto end = _slice.empty() ? position_in_partition::before_all_clustered_rows() : _slice.front().start.reversed();
+            start = find_reversal_start(*pi, loc->start, loc->end, end, _forward_order, _h.header->clustering_types, version,
+                                        _index_file);
+        }
+        auto open = [data = _h.data, components = _h.components](uint64_t pos, uint64_t len) {
+            return make_data_source(data, *components, pos, len);
+        };
+        auto src = make_partition_reversing_data_source(std::move(open), *_h.header, _h.data_file, loc->start, loc->end,
+                                                        start, _options);
+        _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src),
+                                                _h.data_file + " (the partition at " + std::to_string(loc->start) +
+                                                    " read backwards)",
+                                                UINT64_MAX / 2, dht::partition_range::full(), _h.token, loc->start));
+        _state = state::in_partition;
+        _in_force = {};
+        _filter.reset();
+        _replay.clear();
+        _fed.clear();
+        _window_end.reset();
+        auto ps = co_await next_inner();
+        if (!ps || !std::holds_alternative<partition_start>(*ps)) {
+            throw malformed_sstable_exception(_h.data_file, loc->start, "the reversed partition has no partition start");
+        }
+        if (std::get<partition_start>(*ps).key.key() != _key->key()) {
+            throw malformed_sstable_exception(_h.data_file, loc->start, "the partition's key is not the one Index.db names");
+        }
+        push(std::move(*ps));
+        // The static row comes with the partition start, before any window.
+        auto next = co_await next_inner();
+        if (next && std::holds_alternative<static_row>(*next)) {
+            push(std::move(*next));
+        } else if (next) {
+            _replay.push_back(std::move(*next));
+        }
+        if (!_forwarding) {
+            _filter.emplace(*_schema, _slice, true);
+        }
+    }
+
+    future<std::optional<mutation_fragment>> next_inner() {
+        while (_inner->is_buffer_empty()) {
+            if (_inner->is_end_of_stream()) {
+                co_return std::nullopt;
+            }
+            co_await _inner->fill_buffer();
+        }
+        co_return _inner->pop_mutation_fragment();
+    }
+
+    // One fragment of the partition (there is one at hand) through the filter; true when the partition is done.
+    bool step() {
+        mutation_fragment f = partition_end{};
+        if (!_replay.empty()) {
+            f = std::move(_replay.front());
+            _replay.pop_front();
+        } else {
+            f = _inner->pop_mutation_fragment();
+        }
+        bool end = std::holds_alternative<partition_end>(f);
+        _out.clear();
+        if (_forwarding) {
+            // The window ends before f (or the partition ends): keep f for the next window.
+            if (end || !_window_end || _order(*_window_end, position_of(f)) <= 0) {
+                _filter->finish(_out);
+                _replay.push_front(std::move(f));
+                _filter.reset();
+                _end_of_stream = true;
+            } else {
+                // Kept until consumed: a window opening in the middle of this one feeds it again.
+                _fed.push_back({f, _in_force});
+                if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
+                    _in_force = rtc->tomb;
+                }
+                _filter->consume(std::move(f), _out);
+            }
+            for (auto& o : _out) {
+                push(std::move(o));
+            }
+            return false;
+        }
+        bool more = _filter->consume(std::move(f), _out);
+        if (!more && !end) {
+            // The slice is behind: the rest of the partition is not read.
+            _filter->finish(_out);
+            _out.push_back(partition_end{});
+            end = true;
+        }
+        for (auto& o : _out) {
+            push(std::move(o));
+        }
+        return end;
+    }
+
+    future<> close_inner() {
+        _filter.reset();
+        _replay.clear();
+        _fed.clear();
+        if (_inner) {
+            auto r = std::move(*_inner);
+            _inner.reset();
+            co_await r.close();
+        }
+    }
+
+    sstable_read_handles _h;
+    cache::read_caches<index::partition_index_page> _caches;
+    index::index_reader _index;
+    dht::partition_range _range;
+    clustering_ranges _slice;
+    bool _forwarding;
+    position_in_partition_comparator _forward_order;
+    position_in_partition_comparator _order;
+    std::string _index_file;
+    partition_reversing_options _options;
+    state _state = state::seek;
+    // The index cursor: the page held and the next entry in it.
+    index::index_page_cache::entry_ptr _page;
+    size_t _page_index = 0;
+    size_t _entry_index = 0;
+    std::optional<dht::decorated_key> _key;
+    // The partition being read.
+    std::optional<mutation_reader> _inner;
+    std::optional<mutation_fragment_filter> _filter;
+    std::vector<mutation_fragment> _out;
+    // Fragments taken from _inner to feed before the next ones (the one after the static row; forwarding: the one
+    // after the last window, and those fed again).
+    std::deque<mutation_fragment> _replay;
+    // Forwarding: what the window's filter was fed since the buffer was last empty, the tombstone in force in the
+    // input, the window's end.
+    struct fed_fragment {
+        mutation_fragment fragment;
+        tombstone in_force_before;
+    };
+    std::deque<fed_fragment> _fed;
+    tombstone _in_force;
+    std::optional<position_in_partition> _window_end;
+};
+
+} // namespace
+
+mutation_reader make_reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
+                                             clustering_ranges slice, streamed_forwarding fwd, cache::bypass_cache bypass) {
+    return mutation_reader(std::make_unique<reversed_sstable_reader>(std::move(s), std::move(h), std::move(range),
+                                                                     std::move(slice), fwd, bypass));
+}
+
+} // namespace reef::sstables

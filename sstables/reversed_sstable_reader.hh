@@ -1,0 +1,21 @@
+// make_reversed_sstable_reader: the partition-range reader of an mx sstable in reversed clustering order. Each
+// partition of the range is read through a partition_reversing_data_source (the walk starts in the promoted index
+// block that holds the slice's end) and parsed by the ordinary parser; the slice applies in the read's order.
+#pragma once
+
+#include "sstables/sstable_reader.hh"
+
+namespace reef::sstables {
+
+// Partitions of range in token order, each in descending clustering order as to_fragments(m, true) gives it,
+// clipped to slice (in the read's order: reverse_ranges of the forward ranges) through mutation_fragment_filter.
+// A partition stops being read (and its Data.db bytes stop being fetched) once the slice is behind the walk, so
+// a read of the last rows of a large partition reads about their blocks, not the partition. With fwd == yes, each
+// partition is read window by window (fast_forward_to(position_range), windows in the read's order), as the memtable
+// reader's forwarding mode gives it. Promoted-index skips between the slice's ranges are not done: rows between them
+// are parsed and dropped.
+mutation_reader make_reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
+                                             clustering_ranges slice, streamed_forwarding fwd = streamed_forwarding::no,
+                                             cache::bypass_cache bypass = cache::bypass_cache::no);
+
+} // namespace reef::sstables

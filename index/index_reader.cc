@@ -25,10 +25,10 @@ future<index_page_cache::entry_ptr> index_reader::page(size_t i) {
     co_return p;
 }
 
-future<uint64_t> index_reader::first_not(std::function<bool(const dht::decorated_key&)> skip) {
+future<std::optional<entry_ref>> index_reader::first_entry_not(std::function<bool(const dht::decorated_key&)> skip) {
     auto& pts = _summary.points;
     if (pts.empty()) {
-        co_return _summary.data_length;
+        co_return std::nullopt;
     }
     // The last page whose first key is skipped holds the answer, or the next page starts with it.
     size_t skipped = std::partition_point(pts.begin(), pts.end(), [&](const summary_point& p) { return skip(p.key); }) -
@@ -39,7 +39,35 @@ future<uint64_t> index_reader::first_not(std::function<bool(const dht::decorated
         auto& es = pg->entries;
         auto it = std::partition_point(es.begin(), es.end(), [&](const partition_index_page_entry& e) { return skip(e.key); });
         if (it != es.end()) {
-            co_return it->data_position;
+            size_t at = size_t(it - es.begin());
+            co_return entry_ref{std::move(pg), at};
+        }
+    }
+    co_return std::nullopt;
+}
+
+future<uint64_t> index_reader::first_not(std::function<bool(const dht::decorated_key&)> skip) {
+    auto e = co_await first_entry_not(std::move(skip));
+    co_return e ? e->entry().data_position : _summary.data_length;
+}
+
+future<std::optional<entry_ref>> index_reader::find(const dht::decorated_key& k) {
+    std::function<bool(const dht::decorated_key&)> before = [&](const dht::decorated_key& e) { return e < k; };
+    auto e = co_await first_entry_not(std::move(before));
+    if (e && !(e->entry().key == k)) {
+        e.reset();
+    }
+    co_return e;
+}
+
+future<uint64_t> index_reader::next_position(const entry_ref& e) {
+    if (e.index + 1 < e.page->entries.size()) {
+        co_return e.page->entries[e.index + 1].data_position;
+    }
+    for (size_t i = size_t(e.page.key()) + 1; i < _summary.points.size(); ++i) {
+        auto pg = co_await page(i);
+        if (!pg->entries.empty()) {
+            co_return pg->entries.front().data_position;
         }
     }
     co_return _summary.data_length;

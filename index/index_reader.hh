@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,13 @@ struct data_range {
     bool operator==(const data_range&) const = default;
 };
 
+// One Index.db entry, with its page pinned (and so valid) while this lives.
+struct entry_ref {
+    index_page_cache::entry_ptr page;
+    size_t index = 0;
+    const partition_index_page_entry& entry() const noexcept { return page->entries[index]; }
+};
+
 // A lookup reads only the Index.db bytes of the summary pages it needs (never past the next summary entry), once
 // per page while the page stays in the cache. The summary, the caches and the parser must outlive the reader.
 class index_reader {
@@ -54,6 +62,11 @@ public:
     future<uint64_t> lower_bound(const dht::ring_position& p);
     // Where the partitions of pr lie in Data.db.
     future<data_range> range(const dht::partition_range& pr);
+    // The entry of partition k (nothing when the index has none): what a read that skips inside the partition
+    // needs (its promoted index).
+    future<std::optional<entry_ref>> find(const dht::decorated_key& k);
+    // Where the partition after e's starts in Data.db (data_length after the last one): where e's ends.
+    future<uint64_t> next_position(const entry_ref& e);
     // Summary page i, parsed (through the caches).
     future<index_page_cache::entry_ptr> page(size_t i);
     size_t page_count() const noexcept { return _summary.points.size(); }
@@ -62,6 +75,8 @@ private:
     // The Data.db position of the first partition k for which skip(k) is false; skip must be true on a prefix of
     // the partitions (before a range's start, or not after its end).
     future<uint64_t> first_not(std::function<bool(const dht::decorated_key&)> skip);
+    // The entry first_not's answer comes from (nothing when it is data_length).
+    future<std::optional<entry_ref>> first_entry_not(std::function<bool(const dht::decorated_key&)> skip);
 
     const index_summary& _summary;
     cache::read_caches<partition_index_page>& _caches;

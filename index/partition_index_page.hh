@@ -17,6 +17,8 @@ struct partition_index_page_entry {
     // The entry's bytes after the key and the Data.db position (the promoted index's length and body) as stored:
     // decoded only by a read that skips inside the partition.
     std::string promoted_index;
+    // Where those bytes are in Index.db (for errors).
+    uint64_t promoted_index_position = 0;
 };
 
 struct partition_index_page {

@@ -97,15 +97,11 @@ std::optional<uint64_t> index_entry_length(std::string_view bytes, const std::st
     return pos;
 }
 
-index_entry read_index_entry(byte_reader& in, sstable_version v) {
-    index_entry e;
-    e.index_position = in.offset();
-    auto key_len = in.read_be<uint16_t>("a partition key length");
-    e.key = partition_key(byte_reader::to_string(in.read_bytes(key_len, "a partition key")));
-    e.data_position = in.read_unsigned_vint("a Data.db position");
+// A promoted index as an entry stores it: its size (unsigned vint), then, when not 0, its body.
+static std::optional<promoted_index> read_promoted_index(byte_reader& in, sstable_version v) {
     auto body = in.read_vint_length_bytes("a promoted index");
     if (body.empty()) {
-        return e;
+        return std::nullopt;
     }
     byte_reader pi(in.file(), body, in.offset() - body.size());
     promoted_index p;
@@ -134,8 +130,28 @@ index_entry read_index_entry(byte_reader& in, sstable_version v) {
         }
         p.offsets.push_back(off);
     }
-    e.promoted = std::move(p);
+    return p;
+}
+
+index_entry read_index_entry(byte_reader& in, sstable_version v) {
+    index_entry e;
+    e.index_position = in.offset();
+    auto key_len = in.read_be<uint16_t>("a partition key length");
+    e.key = partition_key(byte_reader::to_string(in.read_bytes(key_len, "a partition key")));
+    e.data_position = in.read_unsigned_vint("a Data.db position");
+    e.promoted = read_promoted_index(in, v);
     return e;
+}
+
+std::optional<promoted_index> parse_promoted_index(std::string_view stored, sstable_version v, const std::string& file,
+                                                   uint64_t base_offset) {
+    byte_reader in(file, byte_reader::to_bytes(stored), base_offset);
+    auto p = read_promoted_index(in, v);
+    if (!in.at_end()) {
+        in.fail("expected the end of the index entry after its promoted index, found " + std::to_string(in.remaining()) +
+                " more bytes");
+    }
+    return p;
 }
 
 void write_index_entry(std::string& out, std::string_view key, uint64_t data_position, uint64_t partition_header_length,

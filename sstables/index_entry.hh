@@ -70,6 +70,11 @@ void write_index_entry(std::string& out, std::string_view key, uint64_t data_pos
 // Parses one entry from in (which must hold all of it).
 index_entry read_index_entry(byte_reader& in, sstable_version v);
 
+// The promoted index of an entry from the bytes that follow its Data.db position (the promoted index's size, then
+// its body; what partition_index_page_entry keeps), which lie at Index.db offset base_offset; nullopt for size 0.
+std::optional<promoted_index> parse_promoted_index(std::string_view stored, sstable_version v, const std::string& file,
+                                                   uint64_t base_offset);
+
 // Parses every entry of bytes, which hold whole entries starting at Index.db offset base_offset.
 std::vector<index_entry> parse_index_entries(std::string_view bytes, sstable_version v, const std::string& file,
                                              uint64_t base_offset = 0);

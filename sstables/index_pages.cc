@@ -43,7 +43,8 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
             // The key (2-byte length), then the position as a vint; the rest is the promoted index as stored.
             uint64_t head = 2 + e.key.size() + utils::unsigned_vint_size(e.data_position);
             auto key = decorate(std::move(e.key), token);
-            page.entries.push_back({std::move(key), e.data_position, std::string(bytes.substr(begin + head, end - begin - head))});
+            page.entries.push_back({std::move(key), e.data_position, std::string(bytes.substr(begin + head, end - begin - head)),
+                                    base_offset + begin + head});
         }
         return page;
     };

@@ -94,6 +94,8 @@ mx_consumer::row_action mx_fragment_consumer::consume_row_start(const mx_row& r)
     _static = r.is_static;
     _row_position = r.position;
     _row = clustering_row{};
+    // A row the parser abandoned (it restarted elsewhere) may have left a collection open.
+    _collection.reset();
     if (!r.is_static) {
         _row.key = key_of(*r.clustering, r.position);
     }

@@ -2,7 +2,10 @@
 #include "sstables/sstable_reader.hh"
 
 #include "reader/mutation_fragment_filter.hh"
-#include "sstables/mx_reader.hh"
+#include "sstables/exceptions.hh"
+#include "sstables/index_entry.hh"
+#include "sstables/mx_parser.hh"
+#include "sstables/promoted_index_cursor.hh"
 #include "sstables/reversed_sstable_reader.hh"
 
 #include <optional>
@@ -13,17 +16,45 @@ namespace reef::sstables {
 
 namespace {
 
+// As mx_fragment_consumer, but the parser also stops after each partition start and after a static row, so the
+// reader can look the partition up in the index, and skip, before any clustered fragment is parsed.
+class pausing_consumer final : public mx_fragment_consumer {
+public:
+    using mx_fragment_consumer::mx_fragment_consumer;
+
+    proceed consume_partition_start(bytes_view key, tombstone deletion, uint64_t position, uint64_t header_end) override {
+        mx_fragment_consumer::consume_partition_start(key, deletion, position, header_end);
+        _partition_position = position;
+        return proceed::no;
+    }
+    proceed consume_row_end(const mx_row& row) override {
+        auto p = mx_fragment_consumer::consume_row_end(row);
+        return row.is_static ? proceed::no : p;
+    }
+    // Where the last partition started in Data.db.
+    uint64_t partition_position() const noexcept { return _partition_position; }
+
+private:
+    uint64_t _partition_position = 0;
+};
+
+bool is_full(const clustering_ranges& slice) {
+    return slice.size() == 1 && slice[0] == position_range::full();
+}
+
 class sstable_reader final : public mutation_reader_impl {
 public:
     sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
-                   cache::bypass_cache bypass)
+                   streamed_forwarding fwd, cache::bypass_cache bypass)
         : mutation_reader_impl(std::move(s)), _h(std::move(h)),
           _caches(*_h.index_file, *_h.index_cache, bypass),
-          _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)) {}
+          _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
+          _forwarding(fwd == streamed_forwarding::yes), _full_slice(is_full(_slice)),
+          _consumer(_schema, *_h.header, _h.data_file, _max_buffer_fragments, _h.token), _cmp(*_schema) {}
 
     future<> fill_buffer() override {
         while (!is_buffer_full() && !_end_of_stream) {
-            if (!_inner) {
+            if (!_parser) {
                 if (_range_done) {
                     _end_of_stream = true;
                     break;
@@ -31,47 +62,73 @@ public:
                 co_await open_range();
                 continue;
             }
-            if (_inner->is_buffer_empty()) {
-                if (_inner->is_end_of_stream()) {
-                    co_await close_inner();
-                    _range_done = true;
-                    continue;
+            if (!_consumer.buffer().empty()) {
+                if (!take()) {
+                    break;
                 }
-                co_await _inner->fill_buffer();
                 continue;
             }
-            while (!_inner->is_buffer_empty() && !is_buffer_full()) {
-                take(_inner->pop_mutation_fragment());
+            if (_lookup) {
+                co_await look_up();
+                continue;
             }
+            if (_in_partition || _skip_rest) {
+                bool jumped = co_await maybe_jump();
+                if (jumped) {
+                    continue;
+                }
+                if (_forwarding && _in_partition && !_filter && _cursor && _parser->offset() >= header_end()) {
+                    _end_of_stream = true;  // the header and static row are out; windows come by fast_forward_to
+                    break;
+                }
+            }
+            if (_parser_done) {
+                co_await close_range();
+                _range_done = true;
+                continue;
+            }
+            co_await parse();
         }
     }
 
     future<> next_partition() override {
         if (_in_partition) {
             _in_partition = false;
+            _skip_rest = true;
+            _dropping = false;
             _filter.reset();
-            if (_inner) {
-                co_await _inner->next_partition();
-            }
         }
         _end_of_stream = false;
+        co_return;
     }
 
     future<> fast_forward_to(const dht::partition_range& pr) override {
-        co_await close_inner();
+        co_await close_range();
         _in_partition = false;
+        _skip_rest = false;
+        _dropping = false;
+        _lookup.reset();
+        _cursor.reset();
         _filter.reset();
         _range = pr;
         _range_done = false;
     }
 
-    future<> fast_forward_to(position_range) override {
-        throw std::logic_error("fast_forward_to(position_range) on an sstable reader without forwarding");
+    future<> fast_forward_to(position_range pr) override {
+        if (!_forwarding) {
+            throw std::logic_error("fast_forward_to(position_range) on an sstable reader without forwarding");
+        }
+        if (!_in_partition) {
+            _end_of_stream = true;
+            co_return;
+        }
+        open_filter(intersect(pr));
+        _filter->set_tombstone_in_force(_input_tomb);
     }
 
     future<> close() noexcept override {
         try {
-            co_await close_inner();
+            co_await close_range();
         } catch (...) {
         }
         try {
@@ -95,46 +152,281 @@ private:
             _range_done = true;
             co_return;
         }
-        auto src = make_data_source(_h.data, *_h.components, dr.start, dr.end - dr.start);
-        _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src), _h.data_file,
-                                                _h.components->data_length(), _range, _h.token, dr.start));
+        _range_end = dr.end;
+        _src = make_data_source(_h.data, *_h.components, dr.start, dr.end - dr.start);
+        _src_open = true;
+        _src_next = dr.start;
+        _buf = temporary_buffer();
+        _buf_start = dr.start;
+        _parser = std::make_unique<mx_parser>(*_h.header, _h.data_file, _consumer, dr.start, dr.end);
+        _parser_done = false;
     }
 
-    future<> close_inner() {
-        if (_inner) {
-            auto r = std::move(*_inner);
-            _inner.reset();
-            co_await r.close();
+    future<> close_range() {
+        _parser.reset();
+        _consumer.buffer().clear();
+        _buf = temporary_buffer();
+        if (_src_open) {
+            _src_open = false;
+            co_await _src.close();
         }
     }
 
-    // One fragment of the inner stream through the slice.
-    void take(mutation_fragment f) {
-        if (std::holds_alternative<partition_start>(f)) {
-            _filter.emplace(*_schema, _slice, false);
-            _skipping = false;
-            _in_partition = true;
-            push(std::move(f));
-            return;
+    // One parser step, feeding it what it asks for.
+    future<> parse() {
+        auto step = _parser->run();
+        switch (step.what) {
+        case parse_step::kind::need_more_data: {
+            auto b = co_await _src.get();
+            set_buffer(std::move(b), _src_next);
+            break;
         }
-        bool end = std::holds_alternative<partition_end>(f);
-        if (end) {
-            _in_partition = false;
+        case parse_step::kind::skip: {
+            uint64_t at = _src_next + step.bytes;
+            auto b = co_await _src.skip(step.bytes);
+            set_buffer(std::move(b), at);
+            break;
         }
-        if (_skipping) {
-            if (end) {
-                push(std::move(f));
+        case parse_step::kind::consumer_full: break;
+        case parse_step::kind::done: _parser_done = true; break;
+        }
+    }
+
+    // b, from the source, starts at stream offset at: the parser's next buffer.
+    void set_buffer(temporary_buffer b, uint64_t at) {
+        _buf = std::move(b);
+        _buf_start = at;
+        _src_next = at + _buf.size();
+        feed();
+    }
+    void feed() {
+        if (_buf.empty()) {
+            _parser->feed_end_of_stream();
+        } else {
+            _parser->feed(std::as_bytes(std::span<const char>(_buf.get(), _buf.size())));
+        }
+    }
+
+    // Restarts parsing at Data.db offset `at` of the range (after the parser's position), an unfiltered of the
+    // current partition or its end-of-partition byte: what lies between is neither read nor parsed.
+    future<> jump(uint64_t at) {
+        if (at >= _range_end) {
+            throw malformed_sstable_exception(_h.data_file, at,
+                                              "the promoted index points past the partition's end (" +
+                                                  std::to_string(_range_end) + ")");
+        }
+        _consumer.buffer().clear();
+        _parser = std::make_unique<mx_parser>(*_h.header, _h.data_file, _consumer, at, _range_end,
+                                              mx_parser::start_at::inside_partition);
+        _parser_done = false;
+        if (at >= _buf_start && at < _buf_start + _buf.size()) {
+            _buf.trim_front(at - _buf_start);
+            _buf_start = at;
+            feed();
+            co_return;
+        }
+        if (at >= _src_next) {
+            uint64_t n = at - _src_next;
+            auto b = co_await _src.skip(n);
+            set_buffer(std::move(b), at);
+            co_return;
+        }
+        // Behind the source (a value staged across buffers): start a new source there.
+        co_await _src.close();
+        _src_open = false;
+        _src = make_data_source(_h.data, *_h.components, at, _range_end - at);
+        _src_open = true;
+        _src_next = at;
+        _buf = temporary_buffer();
+        _buf_start = at;
+    }
+
+    uint64_t header_end() const noexcept { return _partition_position + _cursor->header_length(); }
+
+    // With the partition's promoted index, and nothing parsed waiting: skips to where the next wanted position
+    // may be (the block holding the filter's next range start, or the partition's end), if that is ahead of the
+    // parser. Never before the header and static row are out.
+    future<bool> maybe_jump() {
+        if (!_cursor || _parser->offset() < header_end()) {
+            co_return false;
+        }
+        uint64_t at = _parser->offset();
+        if (_skip_rest || _dropping) {
+            uint64_t end_byte = _partition_position + _cursor->partition_end() - 1;
+            if (end_byte <= at) {
+                co_return false;
             }
-            return;
+            _expect_partition_end = true;
+            co_await jump(end_byte);
+            co_return true;
         }
-        _out.clear();
-        bool more = _filter->consume(std::move(f), _out);
-        if (!more && !end) {
-            _filter->finish(_out);
-            _skipping = true;
+        if (!_filter) {
+            co_return false;
         }
+        auto target = _filter->skip_target();
+        if (!target) {
+            co_return false;
+        }
+        auto ep = _cursor->advance_to(*target);
+        uint64_t to = _partition_position + ep.offset;
+        if (to <= at) {
+            co_return false;
+        }
+        _expect_partition_end = ep.block == _cursor->block_count();
+        co_await jump(to);
+        _input_tomb = ep.open;
+        _filter->set_tombstone_in_force(ep.open);
+        co_return true;
+    }
+
+    // The partition's index entry, for its promoted index.
+    future<> look_up() {
+        auto key = std::move(*_lookup);
+        _lookup.reset();
+        auto e = co_await _index.find(key);
+        if (!e) {
+            throw malformed_sstable_exception(_h.data_file, _partition_position,
+                                              "a partition the index does not list (" + key.get_token().to_string() + ")");
+        }
+        auto& entry = e->entry();
+        if (entry.data_position != _partition_position) {
+            throw malformed_sstable_exception(_h.data_file, _partition_position,
+                                              "the index places this partition at " + std::to_string(entry.data_position));
+        }
+        auto index_file = _h.components->desc.filename(component_type::index);
+        auto pi = parse_promoted_index(entry.promoted_index, _h.components->desc.version, index_file,
+                                       entry.promoted_index_position);
+        if (pi) {
+            uint64_t end = co_await _index.next_position(*e);
+            if (end <= _partition_position || end > _range_end) {
+                throw malformed_sstable_exception(index_file, entry.promoted_index_position,
+                                                  "the next partition starts at " + std::to_string(end) +
+                                                      ", outside this one's byte range");
+            }
+            _cursor.emplace(std::move(*pi), end - _partition_position, *_schema, _h.header->clustering_types, _h.components->desc.version,
+                            std::move(index_file));
+        }
+    }
+
+    clustering_ranges intersect(const position_range& w) const {
+        clustering_ranges out;
+        for (auto& r : _slice) {
+            const auto& s = _cmp(r.start, w.start) < 0 ? w.start : r.start;
+            const auto& e = _cmp(r.end, w.end) < 0 ? r.end : w.end;
+            if (_cmp(s, e) < 0) {
+                out.push_back({s, e});
+            }
+        }
+        return out;
+    }
+
+    void open_filter(clustering_ranges ranges) {
+        if (ranges.empty()) {
+            _filter_end.reset();
+        } else {
+            _filter_end = ranges.back().end;
+        }
+        _filter.emplace(*_schema, std::move(ranges), false);
+    }
+
+    void flush_out() {
         for (auto& o : _out) {
             push(std::move(o));
+        }
+        _out.clear();
+    }
+
+    // Handles the first parsed fragment. Returns false when the stream (or the window) stops before it; it
+    // then stays for later.
+    bool take() {
+        auto& parsed = _consumer.buffer();
+        auto& f = parsed.front();
+        if (auto* ps = std::get_if<partition_start>(&f)) {
+            if (_skip_rest || _expect_partition_end) {
+                throw malformed_sstable_exception(_h.data_file, _consumer.partition_position(),
+                                                  "a partition starts where the previous one should end");
+            }
+            start_partition(*ps);
+            push(std::move(f));
+            parsed.pop_front();
+            return true;
+        }
+        bool end = std::holds_alternative<partition_end>(f);
+        if (_expect_partition_end && !end) {
+            throw malformed_sstable_exception(_h.data_file, _parser->offset(),
+                                              "expected the end of the partition that its promoted index gives, found " +
+                                                  std::string(kind_name(f)));
+        }
+        _expect_partition_end = false;
+        if (_skip_rest) {
+            // The rest of a partition the consumer skipped.
+            _skip_rest = !end;
+            parsed.pop_front();
+            return true;
+        }
+        if (std::holds_alternative<static_row>(f)) {
+            push(std::move(f));
+            parsed.pop_front();
+            return true;
+        }
+        if (_forwarding) {
+            if (!_filter) {
+                _end_of_stream = true;  // waits for a window
+                return false;
+            }
+            if (end || !_filter_end || _cmp(position_of(f), *_filter_end) >= 0) {
+                // Past the window (and slice): close it, keep f for a later window.
+                _filter->finish(_out);
+                flush_out();
+                _filter.reset();
+                _end_of_stream = true;
+                return false;
+            }
+        } else if (end) {
+            if (_filter) {
+                _filter->finish(_out);
+                flush_out();
+                _filter.reset();
+            }
+            _in_partition = false;
+            _dropping = false;
+            push(std::move(f));
+            parsed.pop_front();
+            return true;
+        } else if (_dropping) {
+            parsed.pop_front();
+            return true;
+        } else if (!_filter_end || _cmp(position_of(f), *_filter_end) >= 0) {
+            // Past the slice: the rest of the partition is not wanted.
+            _filter->finish(_out);
+            flush_out();
+            _filter.reset();
+            _dropping = true;
+            parsed.pop_front();
+            return true;
+        }
+        if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
+            _input_tomb = rtc->tomb;
+        }
+        _filter->consume(std::move(f), _out);
+        parsed.pop_front();
+        flush_out();
+        return true;
+    }
+
+    void start_partition(const partition_start& ps) {
+        _in_partition = true;
+        _dropping = false;
+        _partition_position = _consumer.partition_position();
+        _input_tomb = {};
+        _cursor.reset();
+        _filter.reset();
+        if (!_forwarding) {
+            open_filter(_slice);
+        }
+        // Only a read that may skip rows needs the promoted index.
+        if (_forwarding || !_full_slice) {
+            _lookup = ps.key;
         }
     }
 
@@ -143,12 +435,36 @@ private:
     index::index_reader _index;
     dht::partition_range _range;
     clustering_ranges _slice;
-    std::optional<mutation_reader> _inner;
-    std::optional<mutation_fragment_filter> _filter;
-    std::vector<mutation_fragment> _out;
+    bool _forwarding;
+    bool _full_slice;
+    pausing_consumer _consumer;
+    position_in_partition_comparator _cmp;
+
+    // The byte range being read: [its start, _range_end) of Data.db.
     bool _range_done = false;
-    bool _in_partition = false;
-    bool _skipping = false;  // past the slice's last range: drop until partition_end
+    uint64_t _range_end = 0;
+    data_source _src;
+    bool _src_open = false;
+    uint64_t _src_next = 0;  // Data.db offset of the next byte _src gives
+    // What the parser was fed last (it must live until the parser asks for more), and where it starts.
+    temporary_buffer _buf;
+    uint64_t _buf_start = 0;
+    std::unique_ptr<mx_parser> _parser;
+    bool _parser_done = false;
+
+    // The partition being read.
+    bool _in_partition = false;  // its partition_start is out, its partition_end is not
+    bool _skip_rest = false;     // next_partition() left it: what remains of it is dropped
+    bool _dropping = false;      // past the slice: nothing more until its partition_end
+    bool _expect_partition_end = false;  // jumped to its end-of-partition byte
+    uint64_t _partition_position = 0;
+    std::optional<dht::decorated_key> _lookup;  // its index entry is still to be read
+    std::optional<promoted_index_cursor> _cursor;
+    // The slice (or, forwarding, the window's part of it) and where its last range ends.
+    std::optional<mutation_fragment_filter> _filter;
+    std::optional<position_in_partition> _filter_end;
+    tombstone _input_tomb;  // in force in the partition just before the next fragment to parse
+    std::vector<mutation_fragment> _out;
 };
 
 } // namespace
@@ -159,11 +475,8 @@ mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, dht::p
     if (reversed) {
         return make_reversed_sstable_reader(std::move(s), std::move(h), std::move(range), std::move(slice), fwd, bypass);
     }
-    if (fwd == streamed_forwarding::yes) {
-        throw std::invalid_argument("make_sstable_reader: clustering-window forwarding is not supported yet");
-    }
     return mutation_reader(std::make_unique<sstable_reader>(std::move(s), std::move(h), std::move(range),
-                                                            std::move(slice), bypass));
+                                                            std::move(slice), fwd, bypass));
 }
 
 } // namespace reef::sstables

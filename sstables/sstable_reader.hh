@@ -1,5 +1,6 @@
 // make_sstable_reader: the partition-range reader of an mx sstable. For each partition range the index says where its
-// partitions start and end in Data.db, and only that byte range is read and parsed; the slice is applied per partition.
+// partitions start and end in Data.db, and only that byte range is read; inside a partition with a promoted index,
+// only the blocks the slice (or forwarding window) reaches are read and parsed.
 #pragma once
 
 #include "cache/read_caches.hh"
@@ -30,11 +31,16 @@ struct sstable_read_handles {
 };
 
 // Partitions of range in token order, each clipped to slice (clustering ranges in the read's order) through
-// mutation_fragment_filter. A singular range whose key the bloom filter rules out reads nothing. reversed: each
-// partition in reversed clustering order (make_reversed_sstable_reader, with or without forwarding). Not done yet:
-// forward clustering-window forwarding (std::invalid_argument), and skipping inside a partition with the promoted
-// index (a partition's rows outside the slice are parsed and dropped; the index entries keep the promoted index
-// bytes for that step).
+// mutation_fragment_filter: the stream make_memtable_reader gives for the same data. A singular range whose key the
+// bloom filter rules out reads nothing. Forward: a partition with a promoted index, read with a slice that is not
+// the full range (or with forwarding), has its header and static row parsed, then parsing jumps to the block holding
+// each range's start (promoted_index_cursor), re-emitting the range tombstone open there, and to the partition's end
+// after the last range: rows outside the slice in other blocks are neither read nor parsed.
+// fwd == yes: clustering-window forwarding as in reader/mutation_reader.hh (after partition_start and the static
+// row the stream ends; fast_forward_to(position_range) opens a window, which shows what lies in both the window
+// and the slice; no partition_end). reversed: each partition in reversed clustering order
+// (make_reversed_sstable_reader, with or without forwarding). bypass: the index pages go through private caches
+// (read_caches).
 mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
                                     clustering_ranges slice, bool reversed = false,
                                     streamed_forwarding fwd = streamed_forwarding::no,

@@ -3,6 +3,7 @@
 // cover their partition, and index_entry_length frames entries exactly as the parser does.
 #include "sstables/exceptions.hh"
 #include "sstables/index_entry.hh"
+#include "sstables/promoted_index_cursor.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/sstable_corpus.hh"
 
@@ -41,7 +42,7 @@ std::vector<std::vector<uint64_t>> oracle_partition_positions(const std::filesys
 
 BOOST_AUTO_TEST_CASE(test_index_entries_match_the_oracle) {
     auto all = reef::testing::all_test_sstables();
-    size_t checked = 0, with_promoted = 0, blocks_decoded = 0, positions_checked = 0;
+    size_t checked = 0, with_promoted = 0, blocks_decoded = 0, positions_checked = 0, cursors = 0;
     std::filesystem::path last_dataset;
     std::vector<std::vector<uint64_t>> oracle;
     size_t nth_in_dataset = 0;
@@ -125,6 +126,35 @@ BOOST_AUTO_TEST_CASE(test_index_entries_match_the_oracle) {
                                                             t.desc.version, index_name), blocks.size());
                 BOOST_CHECK_EQUAL(pi.first_block_not_before(position_in_partition::before_all_clustered_rows(), cmp,
                                                             types, t.desc.version, index_name), 0u);
+                // The cursor, asked for increasing positions, gives the linear scan's block, the previous block's
+                // end-open marker as the tombstone in force, and decodes each block at most once.
+                if (i + 1 < entries.size()) {
+                    std::vector<position_in_partition> probes;
+                    for (auto& b : blocks) {
+                        for (auto& bound : {b.first, b.last}) {
+                            probes.push_back(bound.position());
+                            probes.push_back(position_in_partition::before_key(bound.prefix));
+                            probes.push_back(position_in_partition::after_key(bound.prefix));
+                        }
+                    }
+                    probes.push_back(position_in_partition::after_all_clustered_rows());
+                    std::sort(probes.begin(), probes.end(), [&](auto& a, auto& b) { return cmp(a, b) < 0; });
+                    uint64_t length = entries[i + 1].data_position - e.data_position;
+                    promoted_index_cursor cursor(pi, length, *t.table, types, t.desc.version, index_name);
+                    for (auto& pos : probes) {
+                        size_t linear = 0;
+                        while (linear < blocks.size() && cmp(blocks[linear].last.position(), pos) < 0) {
+                            ++linear;
+                        }
+                        auto ep = cursor.advance_to(pos);
+                        BOOST_CHECK_EQUAL(ep.block, linear);
+                        BOOST_CHECK_EQUAL(ep.offset, linear < blocks.size() ? blocks[linear].offset : length - 1);
+                        std::optional<deletion_time> marker = linear > 0 ? blocks[linear - 1].end_open_marker : std::nullopt;
+                        BOOST_CHECK(ep.open == (marker ? marker->to_tombstone() : tombstone{}));
+                    }
+                    BOOST_CHECK_LE(cursor.decoded_blocks(), blocks.size());
+                    ++cursors;
+                }
                 // The last block ends with the partition (its end-of-partition byte included).
                 if (i + 1 < entries.size()) {
                     auto partition_size = entries[i + 1].data_position - e.data_position;
@@ -135,8 +165,9 @@ BOOST_AUTO_TEST_CASE(test_index_entries_match_the_oracle) {
         }
     }
     BOOST_TEST_MESSAGE("sstables " << checked << ", promoted indexes " << with_promoted << ", blocks " << blocks_decoded
-                                   << ", partition positions checked " << positions_checked);
+                                   << ", partition positions checked " << positions_checked << ", cursors " << cursors);
     if (!all.empty()) {
+        BOOST_CHECK_GT(cursors, 0u);
         BOOST_CHECK_GT(positions_checked, 70000u);
         BOOST_CHECK_GT(with_promoted, 0u);
         BOOST_CHECK_GT(blocks_decoded, 0u);

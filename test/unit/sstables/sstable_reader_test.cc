@@ -15,6 +15,7 @@
 #include "sstables/writer.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/mx_test_support.hh"
+#include "test/lib/open_sstable.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/simple_keys.hh"
@@ -30,64 +31,6 @@ using namespace reef::sstables;
 using namespace reef::testing;
 
 namespace {
-
-// One sstable open for reading, as its owner would keep it.
-struct open_sstable {
-    sstable_components components;
-    std::shared_ptr<const serialization_header> header;
-    file data;
-    file index;
-    index::index_summary summary;
-    std::unique_ptr<cache::cached_file> index_file;
-    std::unique_ptr<index::index_page_cache> index_cache;
-    descriptor d;
-    mx_fragment_consumer::token_function token;
-
-    sstable_read_handles handles() {
-        return sstable_read_handles{&components, header, data, d.filename(component_type::data), &summary,
-                                    index_file.get(), index_cache.get(),
-                                    make_index_page_parser(d.version, d.filename(component_type::index), token), token};
-    }
-    future<> close() {
-        co_await index_file->close();
-        co_await index.close();
-        co_await data.close();
-    }
-};
-
-future<std::unique_ptr<open_sstable>> open(descriptor d, cache::cache_tracker& tracker,
-                                            mx_fragment_consumer::token_function token = {}) {
-    auto o = std::make_unique<open_sstable>();
-    o->d = d;
-    o->token = std::move(token);
-    o->components = co_await load_components(d);
-    auto stats_path = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_entire_file(stats_path);
-    auto stats = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_path);
-    o->header = std::make_shared<const serialization_header>(*stats.header);
-    o->data = co_await open_file_dma(d.filename(component_type::data), open_flags::ro);
-    o->index = co_await open_file_dma(d.filename(component_type::index), open_flags::ro);
-    auto index_size = co_await o->index.size();
-    o->summary = make_index_summary(o->components.summary, index_size, o->components.data_length(), o->token);
-    o->index_file = std::make_unique<cache::cached_file>(o->index, index_size, tracker);
-    o->index_cache = std::make_unique<index::index_page_cache>(tracker);
-    co_return o;
-}
-
-future<std::vector<mutation_fragment>> read_and_close(mutation_reader r) {
-    std::exception_ptr err;
-    std::vector<mutation_fragment> out;
-    try {
-        out = co_await read_validated(r, false);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await r.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    co_return out;
-}
 
 std::string describe(const std::vector<mutation>& ms) {
     std::string out;
@@ -146,7 +89,7 @@ REEF_TEST_CASE(sstable_reader_matches_memtable_reader) {
                     }
                 }
                 cache::cache_tracker tracker(size_t(64) << 20);
-                auto sst = co_await open(d, tracker);
+                auto sst = co_await open_sstable_for_read(d, tracker);
                 for (int q = 0; q < 25; ++q) {
                     auto pr = random_partition_range(g, keys);
                     if (g.rnd(0, 5) == 0) {
@@ -230,7 +173,7 @@ REEF_TEST_CASE(sstable_reader_reads_every_corpus_key) {
                 drive_parser(p, cs.data, [] { return size_t(1) << 30; });
                 std::vector<mutation_fragment> whole(c.buffer().begin(), c.buffer().end());
                 auto all = mutations_from_fragments(schema, whole);
-                auto sst = co_await open(descriptor::from_path(cs.data_path.string()), tracker, token);
+                auto sst = co_await open_sstable_for_read(descriptor::from_path(cs.data_path.string()), tracker, token);
                 clustering_ranges everything{position_range::full()};
 #ifdef REEF_DEBUG
                 // Debug (ASan) builds read an even sample of about 40 keys of each sstable up to 300 kB; dev reads every key.

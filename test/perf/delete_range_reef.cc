@@ -179,7 +179,7 @@ private:
 future<> load(reef_bench& b, const delete_range_workload& wl, phase_result& out) {
     auto perm = wl.load_order();
     deletion_schedule deletions(wl);
-    auto start = clock_type::now();
+    phase_timer timer;
     for (uint64_t w = 1; w <= wl.rows; ++w) {
         b.write_row(perm[w - 1]);
         if (auto d = deletions.after_write(w); d && d->end > d->start) {
@@ -193,30 +193,32 @@ future<> load(reef_bench& b, const delete_range_workload& wl, phase_result& out)
             co_await b.throttle();
         }
     }
-    co_await b.tbl().flush();
+    if (!wl.reef_no_flush) {
+        co_await b.tbl().flush();
+    }
     if (wl.major_compaction) {
         co_await b.tbl().compact_all(now_seconds());
     }
-    out.seconds = seconds_since(start);
+    timer.finish(out);
     out.ops = wl.rows;
 }
 
 future<> point_reads(reef_bench& b, const delete_range_workload& wl, phase_result& out) {
     read_stream stream(wl, get_seed);
-    auto start = clock_type::now();
+    phase_timer timer;
     for (uint64_t op = 0; op < wl.ops; ++op) {
         auto i = stream.next();
         auto c = wl.clustering_of(i);
         out.found += co_await b.read(wl.partition_of(i), c, 1, c + 1, [](const clustering_row&) {});
     }
-    out.seconds = seconds_since(start);
+    timer.finish(out);
     out.ops = wl.ops;
 }
 
 future<> scans(reef_bench& b, const delete_range_workload& wl, uint64_t seed, uint64_t ops, uint64_t limit,
                phase_result& out) {
     read_stream stream(wl, seed);
-    auto start = clock_type::now();
+    phase_timer timer;
     for (uint64_t op = 0; op < ops; ++op) {
         auto i = stream.next();
         auto c = wl.clustering_of(i);
@@ -229,18 +231,18 @@ future<> scans(reef_bench& b, const delete_range_workload& wl, uint64_t seed, ui
                                         }
                                     });
     }
-    out.seconds = seconds_since(start);
+    timer.finish(out);
     out.ops = ops;
 }
 
 future<> full_scan(reef_bench& b, phase_result* out) {
-    auto start = clock_type::now();
+    phase_timer timer;
     auto nothing = [](const clustering_row&) {};
     auto range = dht::partition_range::full();
     clustering_ranges slice{position_range::full()};
     auto rows = co_await b.read(range, std::move(slice), std::numeric_limits<uint64_t>::max(), nothing);
     if (out) {
-        out->seconds = seconds_since(start);
+        timer.finish(*out);
         out->rows = rows;
         out->ops = rows;
     }
@@ -268,6 +270,9 @@ engine_run run_reef(const delete_range_workload& wl, const std::string& director
             out.notes.emplace_back("block KiB", fmt::format("{}", wl.reef_block_kb));
             out.notes.emplace_back("sstables", fmt::format("{}", b.tbl().sstable_count()));
             out.notes.emplace_back("flushes", fmt::format("{}", b.tbl().flushes()));
+            if (wl.reef_no_flush) {
+                out.notes.emplace_back("memtables left (--reef-no-flush)", fmt::format("{}", 1 + b.tbl().sealed_memtable_count()));
+            }
             out.notes.emplace_back("range skips (reads)", fmt::format("{}", b.stats().range_skips - before.range_skips));
             out.notes.emplace_back("covered fragments dropped (reads)",
                                    fmt::format("{}", b.stats().covered_fragments_dropped - before.covered_fragments_dropped));

@@ -106,7 +106,7 @@ void load(rocksdb::DB& db, const delete_range_workload& wl, phase_result& out) {
     deletion_schedule deletions(wl);
     rocksdb::WriteOptions wo;  // WAL on, no fsync
     char value[value_size];
-    auto start = clock_type::now();
+    phase_timer timer;
     for (uint64_t w = 1; w <= wl.rows; ++w) {
         uint64_t i = perm[w - 1];
         row_value(i, value);
@@ -133,12 +133,12 @@ void load(rocksdb::DB& db, const delete_range_workload& wl, phase_result& out) {
         check(db.CompactRange(co, nullptr, nullptr), "compact range");
         settle(db);
     }
-    out.seconds = seconds_since(start);
+    timer.finish(out);
     out.ops = wl.rows;
 }
 
 void full_scan(rocksdb::DB& db, phase_result* out) {
-    auto start = clock_type::now();
+    phase_timer timer;
     std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions()));
     uint64_t n = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -146,7 +146,7 @@ void full_scan(rocksdb::DB& db, phase_result* out) {
     }
     check(it->status(), "iterator");
     if (out) {
-        out->seconds = seconds_since(start);
+        timer.finish(*out);
         out->rows = n;
         out->ops = n;
     }
@@ -177,7 +177,7 @@ engine_run run_rocksdb(const delete_range_workload& wl, const std::string& direc
     full_scan(*db, nullptr);  // unmeasured: warms the block cache
     {
         read_stream stream(wl, get_seed);
-        auto start = clock_type::now();
+        phase_timer timer;
         std::string value;
         for (uint64_t op = 0; op < wl.ops; ++op) {
             auto i = stream.next();
@@ -189,19 +189,19 @@ engine_run run_rocksdb(const delete_range_workload& wl, const std::string& direc
                 check(st, "get");
             }
         }
-        out.get.seconds = seconds_since(start);
+        timer.finish(out.get);
         out.get.ops = wl.ops;
     }
     auto scans = [&](uint64_t seed, uint64_t ops, uint64_t limit, phase_result& res) {
         read_stream stream(wl, seed);
-        auto start = clock_type::now();
+        phase_timer timer;
         for (uint64_t op = 0; op < ops; ++op) {
             auto i = stream.next();
             bool first = false;
             res.rows += scan(*db, wl.partition_of(i), wl.clustering_of(i), limit, first);
             res.first_found += first;
         }
-        res.seconds = seconds_since(start);
+        timer.finish(res);
         res.ops = ops;
     };
     scans(scan10_seed, wl.ops, 10, out.scan10);

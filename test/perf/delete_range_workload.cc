@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fmt/core.h>
 #include <stdexcept>
+#include <time.h>
 #include <utility>
 
 namespace reef::perf {
@@ -88,6 +89,21 @@ std::optional<range_deletion> deletion_schedule::after_write(uint64_t w) {
     uint64_t p = _rng.next() % _wl.partitions;
     uint64_t c = _rng.next() % (r - _wl.width + 1);
     return range_deletion{p, c, c + _wl.width};
+}
+
+namespace {
+double process_cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+} // namespace
+
+phase_timer::phase_timer() : _wall(std::chrono::steady_clock::now()), _cpu(process_cpu_seconds()) {}
+
+void phase_timer::finish(phase_result& r) const {
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - _wall).count();
+    r.cpu_seconds = process_cpu_seconds() - _cpu;
 }
 
 } // namespace reef::perf

@@ -4,6 +4,7 @@
 
 #include "runtime/app.hh"
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ struct delete_range_workload {
     // Reef's sstable block: the promoted index block (column_index_size) and the CRC.db chunk of the uncompressed
     // Data.db, the units a read seeks to and checks; 4 KiB as RocksDB's block_size (Cassandra's default is 64 KiB).
     uint64_t reef_block_kb = 4;
+    // Diagnostic, not the workload: Reef leaves what the load wrote in its memtables (no final flush; with a large
+    // reef_memtable_bytes, no flush at all), so the reads measure the read path above the sstable reader.
+    bool reef_no_flush = false;
 
     uint64_t rows_per_partition() const noexcept { return rows / partitions; }  // R
     uint64_t partition_of(uint64_t i) const noexcept { return i / rows_per_partition(); }
@@ -111,12 +115,27 @@ inline void put_be64(uint64_t v, char* out) noexcept {
 // What one phase did: its wall time and the counts that prove which operations ran.
 struct phase_result {
     double seconds = 0;
+    // The process's CPU time over the phase, every thread (RocksDB's flushes and compactions too): on a machine
+    // shared with other work, the figure the wall clock inflates least.
+    double cpu_seconds = 0;
     uint64_t ops = 0;          // operations (load: rows written)
     uint64_t found = 0;        // get: rows found
     uint64_t rows = 0;         // scans: rows returned
     uint64_t first_found = 0;  // scans: operations whose first row (the start key) was found
     // ops/s; rows/s for load and fullscan (their `ops` are rows).
     double ops_per_s() const noexcept { return seconds > 0 ? double(ops) / seconds : 0; }
+    double cpu_ops_per_s() const noexcept { return cpu_seconds > 0 ? double(ops) / cpu_seconds : 0; }
+};
+
+// Wall and process CPU time from construction to finish().
+class phase_timer {
+public:
+    phase_timer();
+    void finish(phase_result& r) const;
+
+private:
+    std::chrono::steady_clock::time_point _wall;
+    double _cpu;
 };
 
 struct engine_run {

@@ -60,14 +60,17 @@ std::string json_of(const delete_range_workload& wl, const engine_run& r) {
                                   "\"tombstones\": {}, \"width\": {}, \"major_compaction\": {}, \"phases\": {{",
                                   r.engine, variant_name(wl.variant), wl.rows, wl.partitions, wl.tombstones, wl.width,
                                   wl.major_compaction);
-    out += fmt::format("\"load\": {{\"ops_per_s\": {:.1f}, \"seconds\": {:.3f}}}", r.load.ops_per_s(), r.load.seconds);
-    out += fmt::format(", \"get\": {{\"ops_per_s\": {:.1f}, \"found\": {}}}", r.get.ops_per_s(), r.get.found);
+    auto rate = [](const phase_result& p) {
+        return fmt::format("\"ops_per_s\": {:.1f}, \"cpu_ops_per_s\": {:.1f}, \"seconds\": {:.3f}", p.ops_per_s(),
+                           p.cpu_ops_per_s(), p.seconds);
+    };
+    out += fmt::format("\"load\": {{{}}}", rate(r.load));
+    out += fmt::format(", \"get\": {{{}, \"found\": {}}}", rate(r.get), r.get.found);
     for (auto [name, p] : {std::pair{"scan10", &r.scan10}, std::pair{"scan1000", &r.scan1000}}) {
-        out += fmt::format(", \"{}\": {{\"ops_per_s\": {:.1f}, \"rows\": {}, \"first_found\": {}}}", name,
-                           p->ops_per_s(), p->rows, p->first_found);
+        out += fmt::format(", \"{}\": {{{}, \"rows\": {}, \"first_found\": {}}}", name, rate(*p), p->rows,
+                           p->first_found);
     }
-    out += fmt::format(", \"fullscan\": {{\"ops_per_s\": {:.1f}, \"rows\": {}}}}}", r.fullscan.ops_per_s(),
-                       r.fullscan.rows);
+    out += fmt::format(", \"fullscan\": {{{}, \"rows\": {}}}}}", rate(r.fullscan), r.fullscan.rows);
     out += ", \"notes\": {";
     for (size_t i = 0; i < r.notes.size(); ++i) {
         out += fmt::format("{}\"{}\": \"{}\"", i ? ", " : "", r.notes[i].first, r.notes[i].second);
@@ -84,6 +87,9 @@ void print_run(const delete_range_workload& wl, const engine_run& r) {
     fmt::print("{:<8} {:<7} {:>6} {:>13.0f} {:>12.0f} {:>13.0f} {:>15.0f} {:>16.0f}\n", r.engine,
                variant_name(wl.variant), wl.width, r.load.ops_per_s(), r.get.ops_per_s(), r.scan10.ops_per_s(),
                r.scan1000.ops_per_s(), r.fullscan.ops_per_s());
+    fmt::print("{:<8} {:<7} {:>6} {:>13.0f} {:>12.0f} {:>13.0f} {:>15.0f} {:>16.0f}  (per CPU second)\n", "", "", "",
+               r.load.cpu_ops_per_s(), r.get.cpu_ops_per_s(), r.scan10.cpu_ops_per_s(), r.scan1000.cpu_ops_per_s(),
+               r.fullscan.cpu_ops_per_s());
     std::string notes;
     for (auto& [k, v] : r.notes) {
         notes += fmt::format("{}{} {}", notes.empty() ? "" : ", ", k, v);
@@ -102,11 +108,11 @@ struct group {
     delete_range_workload wl;
     std::vector<engine_run> runs;
 
-    double median_of(const std::string& engine, const phase_ref& p) const {
+    double median_of(const std::string& engine, const phase_ref& p, bool cpu) const {
         std::vector<double> v;
         for (auto& r : runs) {
             if (r.engine == engine) {
-                v.push_back((r.*p.member).ops_per_s());
+                v.push_back(cpu ? (r.*p.member).cpu_ops_per_s() : (r.*p.member).ops_per_s());
             }
         }
         return median(v);
@@ -144,6 +150,9 @@ int perf_delete_range_main(int argc, char** argv) {
              uint64_t(64 << 20), uint64_t(1));
     opts.add("reef-block-kb", "Reef's promoted index block and CRC chunk, in KiB (a power of two; RocksDB's "
              "block_size is 4 KiB; Cassandra's default 64)", &base.reef_block_kb, uint64_t(4), uint64_t(1));
+    opts.add("reef-no-flush", "diagnostic, not the workload: Reef's reads merge the memtables the load left (no "
+             "final flush; with a large --reef-memtable-bytes, none at all): the read path above the sstable reader",
+             &base.reef_no_flush);
     opts.add("major-compaction", "after the load, compact everything into one sorted run on both engines (not "
              "delete-range.md's workload: it only lets background work settle)", &base.major_compaction);
     opts.add("runs", "runs per engine and workload (medians are compared)", &runs, uint64_t(1), uint64_t(1));
@@ -251,15 +260,17 @@ int perf_delete_range_main(int argc, char** argv) {
     }
     if (text && engines.size() == 2) {
         fmt::print("\nreef/rocksdb (median ops/s of {} run(s) each; above 1: reef is faster)\n", runs);
-        fmt::print("{:<7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "variant", "width", "load", "get", "scan10",
-                   "scan1000", "fullscan");
+        fmt::print("{:<7} {:>6} {:<8} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "variant", "width", "per", "load", "get",
+                   "scan10", "scan1000", "fullscan");
         for (auto& g : groups) {
-            fmt::print("{:<7} {:>6}", variant_name(g.wl.variant), g.wl.width);
-            for (auto& p : phases) {
-                double rocks = g.median_of("rocksdb", p);
-                fmt::print(" {:>9.2f}", rocks > 0 ? g.median_of("reef", p) / rocks : 0.0);
+            for (bool cpu : {false, true}) {
+                fmt::print("{:<7} {:>6} {:<8}", variant_name(g.wl.variant), g.wl.width, cpu ? "CPU s" : "wall s");
+                for (auto& p : phases) {
+                    double rocks = g.median_of("rocksdb", p, cpu);
+                    fmt::print(" {:>9.2f}", rocks > 0 ? g.median_of("reef", p, cpu) / rocks : 0.0);
+                }
+                fmt::print("\n");
             }
-            fmt::print("\n");
         }
     }
     return rc;

@@ -20,6 +20,7 @@ struct file_impl {
     int fd = -1;
     std::string path;
     bool direct = true;
+    file_io_counters counters;
     uint64_t memory_align = 4096;
     uint64_t read_align = 4096;
     uint64_t write_align = 4096;
@@ -86,6 +87,7 @@ uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 const std::string& file::path() const noexcept { return _impl->path; }
 bool file::is_direct() const noexcept { return _impl->direct; }
+const file_io_counters& file::io_counters() const noexcept { return _impl->counters; }
 uint64_t file::memory_dma_alignment() const noexcept { return _impl->memory_align; }
 uint64_t file::disk_read_dma_alignment() const noexcept { return _impl->read_align; }
 uint64_t file::disk_write_dma_alignment() const noexcept { return _impl->write_align; }
@@ -97,6 +99,8 @@ temporary_buffer file::allocate_aligned_buffer(size_t size) const {
 void file::submit_read(uint64_t pos, char* buf, size_t len, io_completion* c) const {
     _impl->check_open("read");
     ++engine().io().reads;
+    ++_impl->counters.reads;
+    _impl->counters.bytes += len;
     engine().backend().read(_impl->fd, pos, buf, len, c);
     ++engine().io().in_flight;
 }
@@ -107,6 +111,8 @@ future<size_t> file::dma_read(uint64_t pos, char* buf, size_t len) {
     size_t done = 0;
     while (done < len) {
         internal::io_awaiter aw(internal::io_awaiter::kind::read, impl->fd, pos + done, buf + done, len - done);
+        ++impl->counters.reads;
+        impl->counters.bytes += len - done;
         ssize_t r = co_await aw;
         if (r < 0) {
             throw std::system_error(int(-r), std::system_category(),

@@ -27,6 +27,13 @@ namespace internal {
 struct file_impl;
 }
 
+// The reads issued on one open file (all its copies), for per-file figures (`reef sstable query --stats`); the
+// shard's totals are engine().io(). bytes: the lengths of the reads submitted (aligned, read-ahead included).
+struct file_io_counters {
+    uint64_t reads = 0;
+    uint64_t bytes = 0;
+};
+
 // A handle to an open file; copies share the descriptor. Reads and writes
 // given to dma_read/dma_write must be aligned: offset and length to
 // disk_*_dma_alignment(), memory to memory_dma_alignment(). The
@@ -64,6 +71,7 @@ public:
     // caller keeps buf and c alive until then and counts bytes_read.
     void submit_read(uint64_t pos, char* buf, size_t len, io_completion* c) const;
 
+    const file_io_counters& io_counters() const noexcept;
     // An aligned buffer of at least size bytes, suitable for this file.
     temporary_buffer allocate_aligned_buffer(size_t size) const;
 

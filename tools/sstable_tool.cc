@@ -9,6 +9,7 @@
 #include "tools/sstable_dump_components.hh"
 #include "tools/sstable_dump_data.hh"
 #include "tools/sstable_dump_statistics.hh"
+#include "tools/sstable_query.hh"
 #include "tools/sstable_rewrite.hh"
 #include "tools/sstable_schema_check.hh"
 #include "tools/sstable_validate.hh"
@@ -32,7 +33,22 @@ struct verb_context {
     rewrite_options rewrite;
     // --schema: the table the sstables are checked against; null without it.
     schema_ptr schema;
+    // query: what to read; --stats: print the figures to stderr.
+    query_options query;
+    bool stats = false;
 };
+
+future<std::string> run_query(std::vector<sstables::descriptor> d, const verb_context& c) {
+    auto opts = c.query;
+    opts.now = c.now;
+    opts.schema = c.schema;
+    std::vector<query_stats> stats;
+    auto out = co_await query_sstables(std::move(d), std::move(opts), c.stats ? &stats : nullptr);
+    for (auto& s : stats) {
+        fmt::print(stderr, "{}", format_query_stats(s));
+    }
+    co_return out;
+}
 
 // A verb turns the sstables named on the command line into the text it prints.
 struct verb {
@@ -45,12 +61,17 @@ struct verb {
     bool writes = false;
     // Whether the verb takes --schema.
     bool uses_schema = false;
+    // Whether the verb takes the query options (--partition, --where, --reversed, --bypass-cache, --stats).
+    bool queries = false;
 };
 
 const verb verbs[] = {
     {"dump-data", "Data.db's partitions, rows and tombstones as JSON, as Cassandra's sstabledump -t prints them",
      [](std::vector<sstables::descriptor> d, const verb_context& c) { return dump_data_json(std::move(d), c.now, c.schema); },
      true, false, true},
+    {"query", "reads through the index as a query does (a partition, clustering restrictions, reversed) and "
+              "prints the fragments in dump-data's JSON structure (without positions)",
+     run_query, true, false, true, true},
     {"dump-index", "Index.db's entries (keys, Data.db positions, promoted indexes) as JSON",
      [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_index_json(std::move(d)); }},
     {"dump-summary", "Summary.db (or the summary rebuilt from Index.db when it is missing) as JSON",
@@ -115,6 +136,19 @@ int sstable_main(int argc, char** argv) {
         opts.add("out", "the directory the sstables are written to", &ctx.rewrite.out_dir);
         opts.add("uncompressed", "write Data.db uncompressed (with CRC.db) instead of LZ4", &ctx.rewrite.uncompressed);
     }
+    std::string partition;
+    if (v->queries) {
+        opts.add("partition", "the partition key, as sstabledump -k takes it: dump-data's \"key\" components joined "
+                              "by ':' (in a composite key a ':' inside a component is escaped as \\:); all partitions without it",
+                 &partition, "");
+        opts.add("where", "clustering restrictions in CQL: \"ck1 = 3 AND ck2 >= 'a' AND ck2 < 'f'\", "
+                          "\"(ck1, ck2) > (1, 'x')\" (names from --schema, else clustering_0, clustering_1, ...)",
+                 &ctx.query.where, "");
+        opts.add("reversed", "rows in reversed clustering order (ORDER BY DESC)", &ctx.query.reversed);
+        opts.add("bypass-cache", "read without the shard's index caches (BYPASS CACHE)", &ctx.query.bypass_cache);
+        opts.add("stats", "print to stderr the reads and bytes per component file and the cache hits and misses",
+                 &ctx.stats);
+    }
     std::string schema_path;
     if (v->uses_schema) {
         opts.add("schema", "a CQL file whose last CREATE TABLE the sstables' serialization headers are checked "
@@ -138,6 +172,9 @@ int sstable_main(int argc, char** argv) {
         }
         if (!schema_path.empty()) {
             ctx.schema = load_schema_file(schema_path);
+        }
+        if (v->queries && opts.was_set("partition")) {
+            ctx.query.partition = partition;
         }
     } catch (const std::exception& e) {
         fmt::print(stderr, "reef sstable {}: {}\n", v->name, e.what());

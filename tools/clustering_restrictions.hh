@@ -1,0 +1,29 @@
+// clustering_restrictions: a CQL WHERE conjunction over clustering columns (`ck1 = 3 AND ck2 >= 'a' AND ck2 < 'f'`,
+// `(ck1, ck2) > (1, 'x')`) turned into the forward clustering ranges a query reads, as Cassandra selects them.
+#pragma once
+
+#include "reader/position_range.hh"
+#include "schema/schema.hh"
+
+#include <stdexcept>
+#include <string_view>
+
+namespace reef::tools {
+
+// A relation that is not valid, or not supported, named with its text.
+class bad_restriction : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+// Relations: `col OP value` and `(col, ...) OP (value, ...)` with OP one of = < <= > >=, values as CQL
+// literals of the columns' types, joined by AND. Allowed, as in Cassandra: equalities on a prefix of the
+// clustering columns, then at most a lower and an upper bound on the next column, each of one column or of a
+// tuple of consecutive columns starting there (compared as tuples, lexicographically; DESC columns are handled,
+// a tuple bound over mixed orders becomes several ranges). Everything else throws bad_restriction naming the
+// relation: a column that is not a clustering column, a column restricted twice, a gap (ck2 restricted, ck1
+// not), a restriction after a range, other operators (IN, !=, CONTAINS ...). An empty text selects everything.
+// The ranges are sorted and non-overlapping in s's clustering order (empty when nothing can match).
+clustering_ranges clustering_ranges_from_cql(const schema& s, std::string_view where);
+
+} // namespace reef::tools

@@ -1,0 +1,145 @@
+// `reef sstable query`. See sstable_query.hh.
+#include "tools/sstable_query.hh"
+
+#include "cache/tracker.hh"
+#include "reader/position_range.hh"
+#include "schema/types.hh"
+#include "sstables/mx_fragments.hh"
+#include "sstables/sstable_reader.hh"
+#include "tools/clustering_restrictions.hh"
+#include "tools/dump_data_printer.hh"
+#include "tools/sstable_open.hh"
+#include "tools/sstable_schema_check.hh"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace reef::tools {
+
+using namespace sstables;
+
+namespace {
+
+// The partition key's bytes from its text form, with the key type of `s`.
+partition_key parse_partition_key(const schema& s, const std::string& text) {
+    auto type = s.partition_key_type();
+    bytes b;
+    try {
+        b = type->from_string(text);
+    } catch (const std::exception& e) {
+        throw std::invalid_argument(fmt::format("--partition '{}': not a valid key of type {}: {}", text,
+                                                type->cql_name(), e.what()));
+    }
+    if (type->is_composite()) {
+        auto parts = split_composite(b);
+        if (parts.size() != s.partition_key().size()) {
+            throw std::invalid_argument(fmt::format("--partition '{}': the partition key has {} columns, the text "
+                                                    "gives {} (join them with ':', escape a ':' as \\:)",
+                                                    text, s.partition_key().size(), parts.size()));
+        }
+    }
+    return partition_key(std::string(reinterpret_cast<const char*>(b.data()), b.size()));
+}
+
+future<std::vector<mutation_fragment>> read_all_and_close(mutation_reader r) {
+    std::exception_ptr err;
+    std::vector<mutation_fragment> out;
+    try {
+        out = co_await read_all(r);
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await r.close();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+    co_return out;
+}
+
+future<std::string> query_one(descriptor d, const query_options& opts, std::vector<query_stats>* stats) {
+    auto& tracker = cache::shard_cache_tracker();
+    auto o = co_await open_sstable(d, tracker);
+    std::exception_ptr err;
+    std::string out;
+    try {
+        auto read_schema = schema_from_header(*o->header);
+        const schema* names = read_schema.get();
+        if (opts.schema) {
+            check_schema_against_header(*opts.schema, *o->header, d.filename(component_type::statistics));
+            names = opts.schema.get();
+        }
+        auto range = dht::partition_range::full();
+        if (opts.partition) {
+            auto key = parse_partition_key(*names, *opts.partition);
+            auto kv = key.view();
+            auto token = o->token(bytes_view(reinterpret_cast<const uint8_t*>(kv.data()), kv.size()));
+            range = dht::partition_range::singular(dht::decorated_key(token, std::move(key)));
+        }
+        auto slice = opts.where.empty() ? clustering_ranges{position_range::full()}
+                                        : clustering_ranges_from_cql(*names, opts.where);
+        if (opts.reversed) {
+            slice = reverse_ranges(slice);
+        }
+        auto before_data = o->data.io_counters();
+        auto before_index = o->index.io_counters();
+        auto before_files = tracker.file_stats();
+        auto before_pages = tracker.index_stats();
+        auto r = make_sstable_reader(read_schema, o->handles(), range, slice, opts.reversed,
+                                     streamed_forwarding::no,
+                                     opts.bypass_cache ? cache::bypass_cache::yes : cache::bypass_cache::no);
+        auto fragments = co_await read_all_and_close(std::move(r));
+        out = print_fragments_json(*o->header, fragments, opts.now, opts.reversed);
+        if (stats) {
+            query_stats s;
+            s.sstable = d.filename(component_type::data);
+            s.data_reads = o->data.io_counters().reads - before_data.reads;
+            s.data_bytes = o->data.io_counters().bytes - before_data.bytes;
+            s.index_reads = o->index.io_counters().reads - before_index.reads;
+            s.index_bytes = o->index.io_counters().bytes - before_index.bytes;
+            s.page_hits = tracker.file_stats().page_hits - before_files.page_hits;
+            s.page_misses = tracker.file_stats().page_misses - before_files.page_misses;
+            s.page_blocks = tracker.file_stats().page_blocks - before_files.page_blocks;
+            s.index_hits = tracker.index_stats().hits - before_pages.hits;
+            s.index_misses = tracker.index_stats().misses - before_pages.misses;
+            s.index_blocks = tracker.index_stats().blocks - before_pages.blocks;
+            for (auto& f : fragments) {
+                s.partitions += std::holds_alternative<partition_start>(f);
+                s.rows += std::holds_alternative<clustering_row>(f);
+                s.range_tombstone_changes += std::holds_alternative<range_tombstone_change>(f);
+            }
+            stats->push_back(std::move(s));
+        }
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await o->close();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+    co_return out;
+}
+
+} // namespace
+
+std::string format_query_stats(const query_stats& s) {
+    return fmt::format("{}: {} partitions, {} rows, {} range tombstone changes\n"
+                       "  Data.db: {} reads, {} bytes\n"
+                       "  Index.db: {} reads, {} bytes\n"
+                       "  cache: Index.db pages {} hits, {} misses, {} blocked; index pages {} hits, {} misses, "
+                       "{} blocked\n",
+                       s.sstable, s.partitions, s.rows, s.range_tombstone_changes, s.data_reads, s.data_bytes,
+                       s.index_reads, s.index_bytes, s.page_hits, s.page_misses, s.page_blocks, s.index_hits,
+                       s.index_misses, s.index_blocks);
+}
+
+future<std::string> query_sstables(std::vector<descriptor> sstables, query_options opts,
+                                   std::vector<query_stats>* stats) {
+    std::string out;
+    for (auto& d : sstables) {
+        out += co_await query_one(d, opts, stats);
+    }
+    co_return out;
+}
+
+} // namespace reef::tools

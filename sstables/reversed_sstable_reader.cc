@@ -21,16 +21,8 @@ struct partition_location {
     uint64_t start = 0;
     uint64_t end = 0;
     std::string promoted_index;
+    uint64_t promoted_index_position = 0;
 };
-
-// The promoted index of an index page entry (its bytes after the key and position), if it has one.
-std::optional<promoted_index> parse_promoted(const std::string& stored, sstable_version v, const std::string& file) {
-    // read_index_entry parses whole entries: give it one with an empty key at position 0.
-    std::string entry(3, '\0');
-    entry += stored;
-    byte_reader in(file, byte_reader::to_bytes(entry), 0);
-    return read_index_entry(in, v).promoted;
-}
 
 class reversed_sstable_reader final : public mutation_reader_impl {
 public:
@@ -183,7 +175,7 @@ private:
         if (_range.after(e.key)) {
             co_return std::nullopt;
         }
-        partition_location loc{e.data_position, _h.summary->data_length, e.promoted_index};
+        partition_location loc{e.data_position, _h.summary->data_length, e.promoted_index, e.promoted_index_position};
         _key.emplace(e.key);
         if (_entry_index + 1 < _page->entries.size()) {
             loc.end = _page->entries[_entry_index + 1].data_position;
@@ -209,7 +201,7 @@ private:
         }
         std::optional<reversal_start> start;
         auto version = _h.components->desc.version;
-        if (auto pi = parse_promoted(loc->promoted_index, version, _index_file)) {
+        if (auto pi = parse_promoted_index(loc->promoted_index, version, _index_file, loc->promoted_index_position)) {
             // The walk starts in the block holding the forward end of the slice's last range (the read's first).
             auto end = _slice.empty() ? position_in_partition::before_all_clustered_rows() : _slice.front().start.reversed();
             start = find_reversal_start(*pi, loc->start, loc->end, end, _forward_order, _h.header->clustering_types, version,

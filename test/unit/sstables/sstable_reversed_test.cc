@@ -5,7 +5,6 @@
 // reader gives in reversed mode, fragment for fragment (random ranges and slices, with and without clustering
 // windows); every corpus partition read reversed is its forward read reversed; a reversed read of the last rows of
 // a large partition reads a few windows of Data.db, not the partition.
-#include "cache/cached_file.hh"
 #include "db/memtable.hh"
 #include "db/memtable_reader.hh"
 #include "reader/combined_reader.hh"
@@ -14,7 +13,6 @@
 #include "runtime/reactor.hh"
 #include "sstables/components.hh"
 #include "sstables/index_entry.hh"
-#include "sstables/index_pages.hh"
 #include "sstables/mx_reader.hh"
 #include "sstables/partition_reversing_data_source.hh"
 #include "sstables/sstable_reader.hh"
@@ -23,6 +21,7 @@
 #include "test/lib/combined_model.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/mx_test_support.hh"
+#include "test/lib/open_sstable.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/simple_keys.hh"
@@ -146,21 +145,6 @@ std::vector<std::vector<mutation_fragment>> partitions_of(std::vector<mutation_f
     return out;
 }
 
-future<std::vector<mutation_fragment>> read_and_close(mutation_reader r, bool reversed) {
-    std::exception_ptr err;
-    std::vector<mutation_fragment> out;
-    try {
-        out = co_await read_validated(r, reversed);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await r.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    co_return out;
-}
-
 // Counts the uncompressed bytes a source hands out.
 class counting_source final : public data_source_impl {
 public:
@@ -237,49 +221,6 @@ partition_reversing_options random_reversing_options(mutation_generator& g, cons
     return o;
 }
 
-
-// One sstable open for reading, as its owner would keep it.
-struct open_sstable {
-    sstable_components components;
-    std::shared_ptr<const serialization_header> header;
-    file data;
-    file index;
-    index::index_summary summary;
-    std::unique_ptr<cache::cached_file> index_file;
-    std::unique_ptr<index::index_page_cache> index_cache;
-    descriptor d;
-    mx_fragment_consumer::token_function token;
-
-    sstable_read_handles handles() {
-        return sstable_read_handles{&components, header, data, d.filename(component_type::data), &summary,
-                                    index_file.get(), index_cache.get(),
-                                    make_index_page_parser(d.version, d.filename(component_type::index), token), token};
-    }
-    future<> close() {
-        co_await index_file->close();
-        co_await index.close();
-        co_await data.close();
-    }
-};
-
-future<std::unique_ptr<open_sstable>> open(descriptor d, cache::cache_tracker& tracker,
-                                            mx_fragment_consumer::token_function token = {}) {
-    auto o = std::make_unique<open_sstable>();
-    o->d = d;
-    o->token = std::move(token);
-    o->components = co_await load_components(d);
-    auto stats_path = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_entire_file(stats_path);
-    auto stats = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_path);
-    o->header = std::make_shared<const serialization_header>(*stats.header);
-    o->data = co_await open_file_dma(d.filename(component_type::data), open_flags::ro);
-    o->index = co_await open_file_dma(d.filename(component_type::index), open_flags::ro);
-    auto index_size = co_await o->index.size();
-    o->summary = make_index_summary(o->components.summary, index_size, o->components.data_length(), o->token);
-    o->index_file = std::make_unique<cache::cached_file>(o->index, index_size, tracker);
-    o->index_cache = std::make_unique<index::index_page_cache>(tracker);
-    co_return o;
-}
 
 // The next fragment of r (nullopt at the end of the stream or window), after a yield (coroutine rule 5).
 future<std::optional<mutation_fragment>> next(mutation_reader& r) {
@@ -505,7 +446,7 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
                     keys.push_back(k);
                 }
                 cache::cache_tracker tracker(size_t(64) << 20);
-                auto sst = co_await open(d, tracker);
+                auto sst = co_await open_sstable_for_read(d, tracker);
                 clustering_ranges everything{position_range::full()};
                 auto forward = partitions_of(co_await read_and_close(
                     make_sstable_reader(s, sst->handles(), dht::partition_range::full(), everything), false));
@@ -589,7 +530,7 @@ REEF_TEST_CASE(reversed_sstable_reader_reads_the_corpus) {
                 auto schema = schema_from_header(*cs.stats.header);
                 auto token = token_function_for(cs.stats.validation->partitioner);
                 auto d = descriptor::from_path(cs.data_path.string());
-                auto sst = co_await open(d, tracker, token);
+                auto sst = co_await open_sstable_for_read(d, tracker, token);
                 clustering_ranges everything{position_range::full()};
                 auto forward = partitions_of(co_await read_and_close(
                     make_sstable_reader(schema, sst->handles(), dht::partition_range::full(), everything), false));
@@ -689,7 +630,7 @@ REEF_TEST_CASE(reversed_read_of_a_large_partition_reads_only_its_end) {
             co_await w.close();
         }
         cache::cache_tracker tracker(size_t(64) << 20);
-        auto sst = co_await open(d, tracker);
+        auto sst = co_await open_sstable_for_read(d, tracker);
         uint64_t partition_bytes = sst->components.data_length();
         struct query {
             int first, last;  // rows [first, last]
@@ -861,7 +802,7 @@ REEF_TEST_CASE(reversed_sstable_readers_combined_match_memtable_readers) {
                     auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
                     co_await write_sstable(w, s, d, wo);
                     co_await w.close();
-                    sstables.push_back(co_await open(d, tracker));
+                    sstables.push_back(co_await open_sstable_for_read(d, tracker));
                 }
                 std::vector<combined_reader_source> from_memtables, from_sstables;
                 for (size_t k = 0; k < c.sources.size(); ++k) {

@@ -2,6 +2,7 @@
 #include "sstables/reversed_sstable_reader.hh"
 
 #include "reader/mutation_fragment_filter.hh"
+#include "reader/permit_checked_source.hh"
 #include "sstables/index_entry.hh"
 #include "sstables/mx_reader.hh"
 #include "sstables/partition_reversing_data_source.hh"
@@ -27,8 +28,8 @@ struct partition_location {
 class reversed_sstable_reader final : public mutation_reader_impl {
 public:
     reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
-                            streamed_forwarding fwd, cache::bypass_cache bypass)
-        : mutation_reader_impl(std::move(s)), _h(std::move(h)), _caches(*_h.index_file, *_h.index_cache, bypass),
+                            streamed_forwarding fwd, cache::bypass_cache bypass, reader_permit permit)
+        : mutation_reader_impl(std::move(s)), _h(std::move(h)), _permit(std::move(permit)), _caches(*_h.index_file, *_h.index_cache, bypass),
           _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _forward_order(*_schema), _order(*_schema, true),
           _index_file(_h.components->desc.filename(component_type::index)) {
@@ -153,6 +154,7 @@ private:
         size_t skipped = std::partition_point(points.begin(), points.end(), [&](auto& p) { return before(p.key); }) -
                          points.begin();
         _page_index = skipped == 0 ? 0 : skipped - 1;
+        _permit.check_timeout(_index_file);
         _page = co_await _index.page(_page_index);
         auto& es = _page->entries;
         _entry_index = std::partition_point(es.begin(), es.end(), [&](auto& e) { return before(e.key); }) - es.begin();
@@ -165,6 +167,7 @@ private:
             ++_page_index;
             _entry_index = 0;
             if (_page_index < points.size()) {
+                _permit.check_timeout(_index_file);
                 _page = co_await _index.page(_page_index);
             }
         }
@@ -180,6 +183,7 @@ private:
         if (_entry_index + 1 < _page->entries.size()) {
             loc.end = _page->entries[_entry_index + 1].data_position;
         } else if (_page_index + 1 < points.size()) {
+            _permit.check_timeout(_index_file);
             auto next = co_await _index.page(_page_index + 1);
             if (!next->entries.empty()) {
                 loc.end = next->entries.front().data_position;
@@ -207,8 +211,9 @@ private:
             start = find_reversal_start(*pi, loc->start, loc->end, end, _forward_order, _h.header->clustering_types, version,
                                         _index_file);
         }
-        auto open = [data = _h.data, components = _h.components](uint64_t pos, uint64_t len) {
-            return make_data_source(data, *components, pos, len);
+        auto open = [data = _h.data, components = _h.components, permit = _permit, file = _h.data_file](uint64_t pos,
+                                                                                                       uint64_t len) {
+            return make_permit_checked_source(make_data_source(data, *components, pos, len), permit, file);
         };
         auto src = make_partition_reversing_data_source(std::move(open), *_h.header, _h.data_file, loc->start, loc->end,
                                                         start, _options);
@@ -308,6 +313,7 @@ private:
     }
 
     sstable_read_handles _h;
+    reader_permit _permit;
     cache::read_caches<index::partition_index_page> _caches;
     index::index_reader _index;
     dht::partition_range _range;
@@ -344,9 +350,10 @@ private:
 } // namespace
 
 mutation_reader make_reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
-                                             clustering_ranges slice, streamed_forwarding fwd, cache::bypass_cache bypass) {
+                                             clustering_ranges slice, streamed_forwarding fwd, cache::bypass_cache bypass,
+                                             reader_permit permit) {
     return mutation_reader(std::make_unique<reversed_sstable_reader>(std::move(s), std::move(h), std::move(range),
-                                                                     std::move(slice), fwd, bypass));
+                                                                     std::move(slice), fwd, bypass, std::move(permit)));
 }
 
 } // namespace reef::sstables

@@ -2,6 +2,7 @@
 #include "sstables/sstable_reader.hh"
 
 #include "reader/mutation_fragment_filter.hh"
+#include "reader/permit_checked_source.hh"
 #include "sstables/exceptions.hh"
 #include "sstables/index_entry.hh"
 #include "sstables/mx_parser.hh"
@@ -45,8 +46,9 @@ bool is_full(const clustering_ranges& slice) {
 class sstable_reader final : public mutation_reader_impl {
 public:
     sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
-                   streamed_forwarding fwd, cache::bypass_cache bypass)
-        : mutation_reader_impl(std::move(s)), _h(std::move(h)),
+                   streamed_forwarding fwd, cache::bypass_cache bypass, reader_permit permit)
+        : mutation_reader_impl(std::move(s)), _h(std::move(h)), _permit(std::move(permit)),
+          _index_file_name(_h.components->desc.filename(component_type::index)),
           _caches(*_h.index_file, *_h.index_cache, bypass),
           _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _full_slice(is_full(_slice)),
@@ -147,13 +149,15 @@ private:
                 co_return;
             }
         }
+        _permit.check_timeout(_index_file_name);
         auto dr = co_await _index.range(_range);
         if (dr.start >= dr.end) {
             _range_done = true;
             co_return;
         }
         _range_end = dr.end;
-        _src = make_data_source(_h.data, *_h.components, dr.start, dr.end - dr.start);
+        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, dr.start, dr.end - dr.start),
+                                          _permit, _h.data_file);
         _src_open = true;
         _src_next = dr.start;
         _buf = temporary_buffer();
@@ -234,7 +238,8 @@ private:
         // Behind the source (a value staged across buffers): start a new source there.
         co_await _src.close();
         _src_open = false;
-        _src = make_data_source(_h.data, *_h.components, at, _range_end - at);
+        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, at, _range_end - at), _permit,
+                                          _h.data_file);
         _src_open = true;
         _src_next = at;
         _buf = temporary_buffer();
@@ -283,6 +288,7 @@ private:
     future<> look_up() {
         auto key = std::move(*_lookup);
         _lookup.reset();
+        _permit.check_timeout(_index_file_name);
         auto e = co_await _index.find(key);
         if (!e) {
             throw malformed_sstable_exception(_h.data_file, _partition_position,
@@ -297,6 +303,7 @@ private:
         auto pi = parse_promoted_index(entry.promoted_index, _h.components->desc.version, index_file,
                                        entry.promoted_index_position);
         if (pi) {
+            _permit.check_timeout(_index_file_name);
             uint64_t end = co_await _index.next_position(*e);
             if (end <= _partition_position || end > _range_end) {
                 throw malformed_sstable_exception(index_file, entry.promoted_index_position,
@@ -431,6 +438,8 @@ private:
     }
 
     sstable_read_handles _h;
+    reader_permit _permit;
+    std::string _index_file_name;  // for timeouts before index lookups
     cache::read_caches<index::partition_index_page> _caches;
     index::index_reader _index;
     dht::partition_range _range;
@@ -471,12 +480,13 @@ private:
 
 mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
                                     clustering_ranges slice, bool reversed, streamed_forwarding fwd,
-                                    cache::bypass_cache bypass) {
+                                    cache::bypass_cache bypass, reader_permit permit) {
     if (reversed) {
-        return make_reversed_sstable_reader(std::move(s), std::move(h), std::move(range), std::move(slice), fwd, bypass);
+        return make_reversed_sstable_reader(std::move(s), std::move(h), std::move(range), std::move(slice), fwd, bypass,
+                                            std::move(permit));
     }
     return mutation_reader(std::make_unique<sstable_reader>(std::move(s), std::move(h), std::move(range),
-                                                            std::move(slice), fwd, bypass));
+                                                            std::move(slice), fwd, bypass, std::move(permit)));
 }
 
 } // namespace reef::sstables

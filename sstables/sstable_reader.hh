@@ -6,6 +6,7 @@
 #include "cache/read_caches.hh"
 #include "index/index_reader.hh"
 #include "reader/mutation_reader.hh"
+#include "reader/reader_permit.hh"
 #include "runtime/file.hh"
 #include "sstables/components.hh"
 #include "sstables/mx_fragments.hh"
@@ -40,10 +41,13 @@ struct sstable_read_handles {
 // row the stream ends; fast_forward_to(position_range) opens a window, which shows what lies in both the window
 // and the slice; no partition_end). reversed: each partition in reversed clustering order
 // (make_reversed_sstable_reader, with or without forwarding). bypass: the index pages go through private caches
-// (read_caches).
+// (read_caches). permit: the read's (reader_permit() has no limits): its deadline is checked before each index lookup
+// and each Data.db read (read_timeout_error naming the file; close() still releases everything), and the Data.db
+// buffer the parser holds is charged to it.
 mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
                                     clustering_ranges slice, bool reversed = false,
                                     streamed_forwarding fwd = streamed_forwarding::no,
-                                    cache::bypass_cache bypass = cache::bypass_cache::no);
+                                    cache::bypass_cache bypass = cache::bypass_cache::no,
+                                    reader_permit permit = reader_permit());
 
 } // namespace reef::sstables

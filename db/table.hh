@@ -51,10 +51,12 @@ public:
     // make_combined_reader; every source with its max_timestamp). The sources are the ones present now: a flush
     // that ends during the read leaves the memtable alive until the read is closed, a compaction keeps the old
     // sstables' files until their readers are closed. `slice` in the read's order (reverse_ranges).
-    // `stats`, if given, counts the combined reader's skips and must outlive the reader.
+    // `stats`, if given, counts the combined reader's skips and must outlive the reader. `bypass`: the sstables'
+    // index pages go through private caches, leaving the shard's caches as they were (CQL's BYPASS CACHE).
     mutation_reader make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed = false,
                                 streamed_forwarding fwd = streamed_forwarding::no,
-                                combined_reader_stats* stats = nullptr);
+                                combined_reader_stats* stats = nullptr,
+                                cache::bypass_cache bypass = cache::bypass_cache::no);
 
     // Seals the active memtable (if not empty) and flushes every sealed memtable, oldest first. A failed write
     // leaves the memtable sealed and readable (the next flush retries it) and throws.

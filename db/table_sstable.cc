@@ -1,9 +1,10 @@
-// table_sstable: opening an sstable of a table, its readers (full-scan for compaction, materialized for reads
-// until the indexed reader exists) and the removal of its files.
+// table_sstable: opening an sstable of a table, its readers (indexed for reads, full-scan for compaction, materialized
+// for reversed reads for now) and the removal of its files.
 #include "db/table_sstable.hh"
 
 #include "mutation/mutation.hh"
 #include "runtime/file.hh"
+#include "sstables/index_pages.hh"
 #include "sstables/mx_reader.hh"
 #include "sstables/writer.hh"
 
@@ -29,7 +30,36 @@ future<std::shared_ptr<table_sstable>> open_table_sstable(sstables::descriptor d
     sst->header = std::make_shared<const sstables::serialization_header>(*sst->stats.header);
     sst->min_timestamp = sst->stats.stats->min_timestamp;
     sst->max_timestamp = sst->stats.stats->max_timestamp;
+    sst->data = co_await open_file_dma(d.filename(sstables::component_type::data), open_flags::ro);
+    sst->index = co_await open_file_dma(d.filename(sstables::component_type::index), open_flags::ro);
+    auto index_size = co_await sst->index.size();
+    sst->summary = sstables::make_index_summary(sst->components.summary, index_size, sst->components.data_length());
+    sst->index_file = std::make_unique<cache::cached_file>(sst->index, index_size, cache::shard_cache_tracker());
+    sst->index_cache = std::make_unique<index::index_page_cache>(cache::shard_cache_tracker());
     co_return sst;
+}
+
+sstables::sstable_read_handles table_sstable::read_handles() const {
+    using sstables::component_type;
+    return sstables::sstable_read_handles{&components, header, data, desc.filename(component_type::data), &summary,
+                                          index_file.get(), index_cache.get(),
+                                          sstables::make_index_page_parser(desc.version, desc.filename(component_type::index)),
+                                          {}};
+}
+
+future<> table_sstable::close() {
+    if (index_cache) {
+        index_cache->invalidate();
+    }
+    if (index_file) {
+        co_await index_file->close();
+    }
+    if (index) {
+        co_await index.close();
+    }
+    if (data) {
+        co_await data.close();
+    }
 }
 
 namespace {
@@ -180,12 +210,43 @@ private:
     std::optional<mutation_reader> _inner;
 };
 
+// The indexed reader over sst's open files, holding sst (and its reader gate) while it lives.
+class indexed_reader : public wrapping_reader {
+public:
+    indexed_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
+                   clustering_ranges slice, streamed_forwarding fwd, cache::bypass_cache bypass)
+        : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers),
+          _inner(sstables::make_sstable_reader(s, _sst->read_handles(), range, std::move(slice), false, fwd, bypass)) {}
+
+    future<> fill_buffer() override { return fill_from(_inner); }
+    future<> next_partition() override {
+        co_await _inner.next_partition();
+        // The end of a window is not the end of the stream: the next partition may follow.
+        _end_of_stream = _inner.done();
+    }
+    future<> fast_forward_to(const dht::partition_range& pr) override { return _inner.fast_forward_to(pr); }
+    future<> fast_forward_to(position_range pr) override { return _inner.fast_forward_to(std::move(pr)); }
+    future<> close() noexcept override {
+        co_await _inner.close();
+        _hold = {};
+    }
+
+private:
+    std::shared_ptr<table_sstable> _sst;
+    gate::holder _hold;
+    mutation_reader _inner;
+};
+
 } // namespace
 
 mutation_reader make_sstable_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
-                                    clustering_ranges slice, bool reversed, streamed_forwarding fwd) {
-    return mutation_reader(
-        std::make_unique<materialized_reader>(std::move(sst), std::move(s), range, std::move(slice), reversed, fwd));
+                                    clustering_ranges slice, bool reversed, streamed_forwarding fwd,
+                                    cache::bypass_cache bypass) {
+    if (reversed) {
+        return mutation_reader(
+            std::make_unique<materialized_reader>(std::move(sst), std::move(s), range, std::move(slice), reversed, fwd));
+    }
+    return mutation_reader(std::make_unique<indexed_reader>(std::move(sst), std::move(s), range, std::move(slice), fwd, bypass));
 }
 
 mutation_reader make_sstable_full_scan_reader(std::shared_ptr<table_sstable> sst, schema_ptr s) {

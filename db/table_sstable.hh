@@ -1,5 +1,5 @@
-// table_sstable: one sstable of a table, opened (components, Statistics, its timestamp bounds), and the one
-// function that makes a reader of it for the read path (the seam the indexed sstable reader is to replace).
+// table_sstable: one sstable of a table, opened (components, Statistics, its timestamp bounds, Data.db and Index.db
+// open with Index.db on the shard's caches), and the one function that makes a reader of it for the read path.
 #pragma once
 
 #include "mutation/partition_range.hh"
@@ -7,7 +7,11 @@
 #include "reader/position_range.hh"
 #include "runtime/future.hh"
 #include "runtime/gate.hh"
+#include "cache/cached_file.hh"
+#include "cache/read_caches.hh"
+#include "index/index_reader.hh"
 #include "sstables/components.hh"
+#include "sstables/sstable_reader.hh"
 #include "sstables/statistics.hh"
 
 #include <memory>
@@ -24,21 +28,36 @@ struct table_sstable {
     api::timestamp_type min_timestamp = 0;
     api::timestamp_type max_timestamp = 0;
     gate readers;
+    // What the indexed reader reads through, open from open_table_sstable until close(): Data.db, Index.db as a
+    // cached_file on the shard's cache tracker with a partition_index_cache of its parsed pages, and the summary
+    // (Summary.db, or rebuilt from Index.db when missing) decorated with tokens.
+    file data;
+    file index;
+    index::index_summary summary;
+    std::unique_ptr<cache::cached_file> index_file;
+    std::unique_ptr<index::index_page_cache> index_cache;
 
     // Whether the partition may be in it (the bloom filter; false positives possible).
     bool may_contain(const dht::decorated_key& k) const;
+    // What make_sstable_reader (sstables/sstable_reader.hh) needs; valid until close().
+    sstables::sstable_read_handles read_handles() const;
+    // Drops its cached Index.db pages and closes its files; only once no reader is left (readers closed).
+    future<> close();
 };
 
 // Loads d (its components, checked as load_components checks them, and Statistics.db).
 future<std::shared_ptr<table_sstable>> open_table_sstable(sstables::descriptor d);
 
 // The read path's reader of sst: the partitions of `range` sliced by `slice` (in the read's order), forward or
-// reversed, with clustering-window forwarding when fwd == yes, as make_fragment_vector_reader gives them.
-// For now it reads the range's partitions through the full-scan reader into memory when first filled (and again
-// after fast_forward_to(partition_range)): correct, but costs the range's size in memory and reads without the
-// index. The indexed reader replaces this function's body.
+// reversed, with clustering-window forwarding when fwd == yes, as make_memtable_reader gives them. Forward reads are
+// the indexed reader (sstables::make_sstable_reader: the index's byte range of Data.db, promoted-index skips inside
+// partitions), through the shard's index caches, or private ones with bypass == yes. Reversed reads still read the
+// range's partitions through the full-scan reader into memory when first filled (and again after
+// fast_forward_to(partition_range)), until they switch to the reversed indexed reader. Holds sst's reader gate until
+// closed.
 mutation_reader make_sstable_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
-                                    clustering_ranges slice, bool reversed, streamed_forwarding fwd);
+                                    clustering_ranges slice, bool reversed, streamed_forwarding fwd,
+                                    cache::bypass_cache bypass = cache::bypass_cache::no);
 
 // Compaction's reader of sst: the whole sstable as whole partitions (no forwarding), streamed by the full-scan
 // reader. Holds sst's reader gate until closed.

@@ -2,6 +2,7 @@
 // (while flushes are in flight too), after flush(), after compact_all() and after a restart, against the model;
 // compaction's output against the model's purge; a failing sstable write keeps the memtable readable.
 #include "db/table.hh"
+#include "cache/tracker.hh"
 #include "mutation/mutation.hh"
 #include "runtime/reactor.hh"
 #include "test/lib/mutation_model.hh"
@@ -61,7 +62,8 @@ future<> check_read(table& t, const mutation_model& model, mutation_generator& g
     auto forward_slice = g.rnd(0, 1) ? clustering_ranges{position_range::full()} : g.make_ranges();
     bool reversed = g.rnd(0, 1);
     auto slice = reversed ? reverse_ranges(forward_slice) : forward_slice;
-    auto r = t.make_reader(pr, slice, reversed);
+    auto bypass = g.rnd(0, 3) == 0 ? cache::bypass_cache::yes : cache::bypass_cache::no;
+    auto r = t.make_reader(pr, slice, reversed, streamed_forwarding::no, nullptr, bypass);
     std::vector<mutation_fragment> got;
     std::exception_ptr err;
     try {
@@ -445,5 +447,60 @@ REEF_TEST_CASE(test_table_read_across_compaction) {
     auto b = canonical(s, expected_read(model, dht::partition_range::full(), {position_range::full()}, false), false);
     BOOST_REQUIRE_MESSAGE(a == b, describe(a) << "!=\n" << describe(b));
     co_await check_read(t, model, g, "after the compaction");
+    co_await t.stop();
+}
+
+// The table's sstable reads go through the shard's index caches (a repeated read reads no Index.db page again), or,
+// with bypass_cache, through private ones that leave the shard's caches and statistics as they were; both read the
+// model.
+REEF_TEST_CASE(test_table_read_bypasses_caches) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    tmpdir dir;
+    auto s = random_test_schema();
+    mutation_generator g(s, seed);
+    table_config cfg;
+    cfg.directory = dir.path() + "/ks/t";
+    table t(s, cfg);
+    co_await t.start();
+    mutation_model model;
+    for (int i = 0; i < 300; ++i) {
+        auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 2000)), 20));
+        t.apply(m);
+        apply_to_model(model, m);
+    }
+    co_await t.flush();
+    BOOST_REQUIRE_EQUAL(t.sstable_count(), 1u);
+    auto keys = keys_of(model);
+    auto& tracker = cache::shard_cache_tracker();
+    auto read = [&](const dht::partition_range& pr, cache::bypass_cache bypass) -> future<> {
+        auto slice = g.make_ranges();
+        auto r = t.make_reader(pr, slice, false, streamed_forwarding::no, nullptr, bypass);
+        auto got = co_await read_validated(r, false);
+        co_await r.close();
+        auto a = canonical(s, got, false);
+        auto b = canonical(s, expected_read(model, pr, slice, false), false);
+        BOOST_REQUIRE_MESSAGE(a == b, describe(a) << "!=\n" << describe(b));
+    };
+    for (int q = 0; q < 20; ++q) {
+        auto pr = dht::partition_range::singular(keys[size_t(g.rnd(0, int(keys.size()) - 1))]);
+        cache::drop_caches();
+        auto files = tracker.file_stats();
+        auto pages = tracker.index_stats();
+        co_await read(pr, cache::bypass_cache::yes);
+        BOOST_CHECK_EQUAL(tracker.file_stats().page_misses, files.page_misses);
+        BOOST_CHECK_EQUAL(tracker.file_stats().page_hits, files.page_hits);
+        BOOST_CHECK_EQUAL(tracker.index_stats().misses, pages.misses);
+        BOOST_CHECK_EQUAL(tracker.index_stats().hits, pages.hits);
+        co_await read(pr, cache::bypass_cache::no);
+        BOOST_CHECK_GT(tracker.index_stats().misses, pages.misses);
+        BOOST_CHECK_GT(tracker.file_stats().page_misses, files.page_misses);
+        // Warm: the same partition again reads no Index.db page and finds the parsed page.
+        auto warm_files = tracker.file_stats();
+        auto warm_pages = tracker.index_stats();
+        co_await read(pr, cache::bypass_cache::no);
+        BOOST_CHECK_EQUAL(tracker.file_stats().page_misses, warm_files.page_misses);
+        BOOST_CHECK_GT(tracker.index_stats().hits, warm_pages.hits);
+    }
     co_await t.stop();
 }

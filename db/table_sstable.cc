@@ -1,5 +1,5 @@
-// table_sstable: opening an sstable of a table, its readers (indexed for reads, full-scan for compaction, materialized
-// for reversed reads for now) and the removal of its files.
+// table_sstable: opening an sstable of a table, its readers (indexed for reads, forward and reversed; full-scan for
+// compaction) and the removal of its files.
 #include "db/table_sstable.hh"
 
 #include "mutation/mutation.hh"
@@ -134,89 +134,13 @@ private:
     std::optional<mutation_reader> _inner;
 };
 
-// The read path's stopgap: the range's partitions read whole into memory, then served by a fragment vector
-// reader (slices, reversal, forwarding).
-class materialized_reader : public wrapping_reader {
-public:
-    materialized_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, dht::partition_range range,
-                        clustering_ranges slice, bool reversed, streamed_forwarding fwd)
-        : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers), _range(std::move(range)),
-          _slice(std::move(slice)), _reversed(reversed), _fwd(fwd) {}
-
-    future<> fill_buffer() override {
-        if (!_inner) {
-            co_await materialize();
-        }
-        co_await fill_from(*_inner);
-    }
-    future<> next_partition() override {
-        if (_inner) {
-            co_await _inner->next_partition();
-            // The end of a window is not the end of the stream: the next partition may follow.
-            _end_of_stream = _inner->done();
-        }
-    }
-    future<> fast_forward_to(const dht::partition_range& pr) override {
-        _range = pr;
-        if (_inner) {
-            co_await _inner->close();
-            _inner.reset();
-        }
-    }
-    future<> fast_forward_to(position_range pr) override {
-        if (!_inner) {
-            co_await materialize();
-        }
-        co_await _inner->fast_forward_to(std::move(pr));
-    }
-    future<> close() noexcept override {
-        if (_inner) {
-            co_await _inner->close();
-        }
-        _hold = {};
-    }
-
-private:
-    future<> materialize() {
-        mutation_reader scan(std::make_unique<full_scan_reader>(_sst, _schema, _range));
-        std::vector<mutation_fragment> fs;
-        std::exception_ptr err;
-        try {
-            fs = co_await read_all(scan);
-        } catch (...) {
-            err = std::current_exception();
-        }
-        co_await scan.close();
-        if (err) {
-            std::rethrow_exception(err);
-        }
-        if (_reversed) {
-            std::vector<mutation_fragment> rev;
-            for (auto& m : mutations_from_fragments(_schema, fs)) {
-                auto part = to_fragments(m, true);
-                std::move(part.begin(), part.end(), std::back_inserter(rev));
-            }
-            fs = std::move(rev);
-        }
-        _inner.emplace(make_fragment_vector_reader(_schema, std::move(fs), _range, _fwd, _reversed, _slice));
-    }
-
-    std::shared_ptr<table_sstable> _sst;
-    gate::holder _hold;
-    dht::partition_range _range;
-    clustering_ranges _slice;
-    bool _reversed;
-    streamed_forwarding _fwd;
-    std::optional<mutation_reader> _inner;
-};
-
 // The indexed reader over sst's open files, holding sst (and its reader gate) while it lives.
 class indexed_reader : public wrapping_reader {
 public:
     indexed_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
-                   clustering_ranges slice, streamed_forwarding fwd, cache::bypass_cache bypass)
+                   clustering_ranges slice, bool reversed, streamed_forwarding fwd, cache::bypass_cache bypass)
         : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers),
-          _inner(sstables::make_sstable_reader(s, _sst->read_handles(), range, std::move(slice), false, fwd, bypass)) {}
+          _inner(sstables::make_sstable_reader(s, _sst->read_handles(), range, std::move(slice), reversed, fwd, bypass)) {}
 
     future<> fill_buffer() override { return fill_from(_inner); }
     future<> next_partition() override {
@@ -242,11 +166,8 @@ private:
 mutation_reader make_sstable_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
                                     clustering_ranges slice, bool reversed, streamed_forwarding fwd,
                                     cache::bypass_cache bypass) {
-    if (reversed) {
-        return mutation_reader(
-            std::make_unique<materialized_reader>(std::move(sst), std::move(s), range, std::move(slice), reversed, fwd));
-    }
-    return mutation_reader(std::make_unique<indexed_reader>(std::move(sst), std::move(s), range, std::move(slice), fwd, bypass));
+    return mutation_reader(
+        std::make_unique<indexed_reader>(std::move(sst), std::move(s), range, std::move(slice), reversed, fwd, bypass));
 }
 
 mutation_reader make_sstable_full_scan_reader(std::shared_ptr<table_sstable> sst, schema_ptr s) {

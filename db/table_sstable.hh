@@ -49,12 +49,10 @@ struct table_sstable {
 future<std::shared_ptr<table_sstable>> open_table_sstable(sstables::descriptor d);
 
 // The read path's reader of sst: the partitions of `range` sliced by `slice` (in the read's order), forward or
-// reversed, with clustering-window forwarding when fwd == yes, as make_memtable_reader gives them. Forward reads are
-// the indexed reader (sstables::make_sstable_reader: the index's byte range of Data.db, promoted-index skips inside
-// partitions), through the shard's index caches, or private ones with bypass == yes. Reversed reads still read the
-// range's partitions through the full-scan reader into memory when first filled (and again after
-// fast_forward_to(partition_range)), until they switch to the reversed indexed reader. Holds sst's reader gate until
-// closed.
+// reversed, with clustering-window forwarding when fwd == yes, as make_memtable_reader gives them: the indexed reader
+// (sstables::make_sstable_reader: the index's byte range of Data.db, promoted-index skips inside partitions; reversed,
+// each partition through a partition_reversing_data_source), through the shard's index caches, or private ones with
+// bypass == yes. Holds sst's reader gate until closed.
 mutation_reader make_sstable_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
                                     clustering_ranges slice, bool reversed, streamed_forwarding fwd,
                                     cache::bypass_cache bypass = cache::bypass_cache::no);

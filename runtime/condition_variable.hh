@@ -76,6 +76,9 @@ private:
             cv._waiters.push_back(&w);
             if (deadline) {
                 t.set_callback([this] {
+                    if (!w.linked) {
+                        return;  // signalled (or broken) in this loop round already: its resumption is scheduled
+                    }
                     cv._waiters.remove(&w);
                     w.error = std::make_exception_ptr(condition_variable_timed_out());
                     internal::schedule(w.handle);

@@ -16,6 +16,9 @@ struct semaphore::wait_awaiter {
         sem._waiters.push_back(&w);
         if (deadline) {
             t.set_callback([this] {
+                if (!w.linked) {
+                    return;  // granted (or broken) in this loop round already: its resumption is scheduled
+                }
                 sem._waiters.remove(&w);
                 w.error = timeout_error;
                 internal::schedule(w.handle);

@@ -389,6 +389,9 @@ std::vector<std::byte> cardinality_estimator::serialize() const {
 std::string serialize_statistics(const validation_metadata& validation, const compaction_metadata& compaction,
                                  const stats_metadata& stats, const serialization_header& header, sstable_version v) {
     auto f = features_of(v);
+    if (!f.has_legacy_min_max) {
+        throw std::invalid_argument("writing Statistics.db of version " + std::string(to_string(v)) + " is not supported");
+    }
     std::string parts[4];
     put_short_string(parts[0], validation.partitioner);
     put_double(parts[0], validation.bloom_filter_fp_chance);

@@ -1,6 +1,8 @@
 // The Data.db parser coroutine. See mx_parser.hh, and FORMAT.md ("Data.db") for the layout it reads.
 #include "sstables/mx_parser.hh"
 
+#include "sstables/deletion_time.hh"
+
 #include <limits>
 
 namespace reef::sstables {
@@ -45,15 +47,16 @@ deletion_time_type deletion_time_of(int64_t ldt) {
 // The partition deletion is stored whole (no delta): its 32 bits read unsigned.
 deletion_time_type deletion_time_of(int32_t ldt) { return deletion_time_type(uint32_t(ldt)); }
 
-// The expiry of an expiring cell or liveness, or a dead cell's deletion time, as Cassandra 5.0 decodes mc..nb
-// files (Cell.decodeLocalDeletionTime): one that overflowed into negative numbers, or one before its own TTL,
-// is impossible and reads as invalid_deletion_time (never expires on its own).
-deletion_time_type decode_expiry(int64_t ldt, int32_t ttl) {
+// The expiry of an expiring cell or liveness, or a dead cell's deletion time, as Cassandra 5.0 decodes it
+// (Cell.decodeLocalDeletionTime): in mc..nb files one that overflowed into negative numbers, or one before its own
+// TTL, is impossible and reads as invalid_deletion_time (never expires on its own); oa files (messaging version
+// 13 and up) read a negative one as its 32 bits unsigned (the time after 2038 it stands for).
+deletion_time_type decode_expiry(int64_t ldt, int32_t ttl, bool uint_deletion_time) {
     if (ldt >= ttl) {
         return ldt;
     }
     if (ldt < 0) {
-        return invalid_deletion_time;
+        return uint_deletion_time ? deletion_time_type(uint32_t(ldt)) : invalid_deletion_time;
     }
     return ttl == expired_liveness_ttl ? deletion_time_type(ldt) : invalid_deletion_time;
 }
@@ -104,6 +107,7 @@ parse_step mx_parser::run() {
 
 utils::sync_generator<parse_step> mx_parser::parse() {
     const auto& stats = _header.stats;
+    const bool uint_deletion_time = has_uint_deletion_time(_header.version);
     // Everything below is the parser's state; it lives in this frame between buffers.
     uint8_t flags = 0;
     uint8_t ext = 0;
@@ -143,17 +147,39 @@ utils::sync_generator<parse_step> mx_parser::parse() {
             MX_READ(_in.read_bytes(span, u16, "the partition key"));
             key.assign(reinterpret_cast<const uint8_t*>(span.data()), reinterpret_cast<const uint8_t*>(span.data()) + span.size());
             uint64_t deletion_at = _in.offset();
-            MX_READ(_in.read_be(i32, "the partition deletion's local deletion time"));
-            MX_READ(_in.read_be(i64, "the partition deletion's timestamp"));
             tombstone partition_tomb;
-            if (i64 == api::missing_timestamp && i32 == no_deletion_time_32) {
-                // live
-            } else if (i64 == api::missing_timestamp || i32 == no_deletion_time_32) {
-                _in.fail(deletion_at, "expected a partition deletion time, found timestamp " + std::to_string(i64) +
-                                          " with local deletion time " + std::to_string(i32) +
-                                          " (only both or neither may say 'not deleted')");
+            if (uint_deletion_time) {
+                // oa: the byte 0x80 alone when live, else the timestamp (sign bit clear) then the time, unsigned.
+                MX_READ(_in.read_u8(kind, "the partition deletion's flags"));
+                if (kind & oa_live_deletion_flag) {
+                    if (kind != oa_live_deletion_flag) {
+                        _in.fail(deletion_at, "expected the partition deletion's flags 0x80 (live) or a timestamp "
+                                              "with its sign bit clear, found " + hex(kind));
+                    }
+                } else {
+                    MX_READ(_in.read_bytes(span, 11, "the partition deletion"));
+                    uint64_t ts = kind;
+                    for (size_t i = 0; i < 7; ++i) {
+                        ts = (ts << 8) | uint8_t(span[i]);
+                    }
+                    uint32_t ldt = 0;
+                    for (size_t i = 7; i < 11; ++i) {
+                        ldt = (ldt << 8) | uint8_t(span[i]);
+                    }
+                    partition_tomb = tombstone{int64_t(ts), deletion_time_of(int64_t(ldt))};
+                }
             } else {
-                partition_tomb = tombstone{i64, deletion_time_of(i32)};
+                MX_READ(_in.read_be(i32, "the partition deletion's local deletion time"));
+                MX_READ(_in.read_be(i64, "the partition deletion's timestamp"));
+                if (i64 == api::missing_timestamp && i32 == no_deletion_time_32) {
+                    // live
+                } else if (i64 == api::missing_timestamp || i32 == no_deletion_time_32) {
+                    _in.fail(deletion_at, "expected a partition deletion time, found timestamp " + std::to_string(i64) +
+                                              " with local deletion time " + std::to_string(i32) +
+                                              " (only both or neither may say 'not deleted')");
+                } else {
+                    partition_tomb = tombstone{i64, deletion_time_of(i32)};
+                }
             }
             if (_consumer.consume_partition_start(key, partition_tomb, partition_position, _in.offset()) ==
                 mx_consumer::proceed::no) {
@@ -301,7 +327,8 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                         _in.fail(ttl_at, "invalid row TTL " + std::to_string(ttl));
                     }
                     row.marker.ttl = ttl;
-                    row.marker.expiry = decode_expiry(add_deletion_time(v2, stats.min_local_deletion_time), ttl);
+                    row.marker.expiry = decode_expiry(add_deletion_time(v2, stats.min_local_deletion_time), ttl,
+                                                     uint_deletion_time);
                 }
             } else if (flags & has_ttl) {
                 _in.fail(position, "row flags " + hex(flags) + " have a TTL without a timestamp");
@@ -446,7 +473,7 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                             }
                             cell.local_deletion_time = !(cell.is_deleted || cell.is_expiring)
                                                            ? no_deletion_time
-                                                           : decode_expiry(i64, cell.ttl);
+                                                           : decode_expiry(i64, cell.ttl, uint_deletion_time);
                         }
                         path.clear();
                         if (complex) {

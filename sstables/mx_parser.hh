@@ -1,4 +1,4 @@
-// mx_parser: the Data.db parser of mx sstables (mc, md, me, na, nb), a synchronous generator coroutine. It is fed
+// mx_parser: the Data.db parser of mx sstables (mc, md, me, na, nb, oa), a synchronous generator coroutine. It is fed
 // the uncompressed stream in buffers of any size and stops with "need more data", "skip N bytes" or "consumer
 // full"; every bit of parsing state lives in the coroutine's frame. Promises: the same calls to the consumer
 // whatever the buffer sizes; corrupt or truncated input throws malformed_sstable_exception (file, offset, what

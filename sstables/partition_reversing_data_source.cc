@@ -3,6 +3,7 @@
 #include "sstables/partition_reversing_data_source.hh"
 
 #include "sstables/byte_reader.hh"
+#include "sstables/deletion_time.hh"
 #include "sstables/exceptions.hh"
 #include "utils/vint.hh"
 
@@ -79,7 +80,8 @@ public:
     partition_reversing_source(data_source_factory open, const serialization_header& header, std::string file,
                                uint64_t partition_start, uint64_t partition_end, std::optional<reversal_start> start,
                                partition_reversing_options o)
-        : _open(std::move(open)), _file(std::move(file)), _stats(header.stats), _p(partition_start),
+        : _open(std::move(open)), _file(std::move(file)), _stats(header.stats),
+          _uint_deletion_time(has_uint_deletion_time(header.version)), _p(partition_start),
           _q(partition_end), _start(start), _o(o) {
         for (auto& t : header.clustering_types) {
             _clustering_lengths.push_back(t->value_length_if_fixed());
@@ -201,7 +203,15 @@ private:
             byte_reader in(_file, bytes(_p, win_end()), _p);
             key_length = in.read_be<uint16_t>("the partition key length");
         }
-        uint64_t pos = _p + 2 + key_length + 12;  // key, then the deletion (int32, int64)
+        // The key, then the deletion: int32 and int64 (mc..nb); oa: 0x80 alone when live, else int64 and uint32.
+        uint64_t pos = _p + 2 + key_length + 12;
+        if (_uint_deletion_time) {
+            co_await load_forward(_p + 2 + key_length + 1);
+            byte_reader in(_file, bytes(_p + 2 + key_length, win_end()), _p + 2 + key_length);
+            if (in.read_u8("the partition deletion's flags") & oa_live_deletion_flag) {
+                pos = _p + 2 + key_length + 1;
+            }
+        }
         co_await load_forward(pos + 2);
         {
             byte_reader in(_file, bytes(pos, win_end()), pos);
@@ -400,6 +410,7 @@ private:
     data_source_factory _open;
     std::string _file;
     encoding_stats _stats;
+    bool _uint_deletion_time;  // oa's partition deletion form
     std::vector<std::optional<uint32_t>> _clustering_lengths;
     uint64_t _p;
     uint64_t _q;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "schema/types.hh"
+#include "sstables/version.hh"
 
 #include <cstdint>
 #include <string>
@@ -33,6 +34,9 @@ struct serialization_header_column {
 };
 
 struct serialization_header {
+    // The version of the sstable the header was read from (parse_statistics sets it): oa's Data.db stores the
+    // partition deletion in its own form and decodes negative expiries differently. The writer ignores it.
+    sstable_version version = sstable_version::me;
     encoding_stats stats;
     data_type partition_key_type;
     // As compared: reversed(T) for DESC columns.

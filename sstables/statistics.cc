@@ -10,15 +10,14 @@
 namespace reef::sstables {
 
 statistics_features features_of(sstable_version v) {
-    switch (v) {
-    case sstable_version::mc: return {false, false, false, false, false};
-    case sstable_version::md: return {false, false, false, false, true};
-    case sstable_version::me: return {false, false, false, true, true};
-    case sstable_version::na: return {true, true, true, false, true};
-    case sstable_version::nb: return {true, true, true, true, true};
-    case sstable_version::oa: break;
-    }
-    throw std::invalid_argument("Statistics.db of version " + std::string(to_string(v)) + " is not supported");
+    statistics_features f;
+    f.has_metadata_checksum = f.has_pending_repair = f.has_is_transient = v >= sstable_version::na;
+    f.has_originating_host_id = v == sstable_version::me || v >= sstable_version::nb;
+    f.has_legacy_min_max = v <= sstable_version::nb;
+    f.has_accurate_min_max = v >= sstable_version::md && v <= sstable_version::nb;
+    f.has_uint_deletion_time = f.has_improved_min_max = f.has_partition_level_deletions_marker = f.has_key_range =
+        f.has_token_space_coverage = v >= sstable_version::oa;
+    return f;
 }
 
 namespace {
@@ -53,16 +52,23 @@ commitlog_position read_commitlog_position(byte_reader& r, std::string_view what
     return p;
 }
 
-tombstone_histogram read_tombstone_histogram(byte_reader& r) {
+tombstone_histogram read_tombstone_histogram(byte_reader& r, bool uint_deletion_time) {
     tombstone_histogram h;
     h.max_bin_size = r.read_i32("the tombstone histogram's max bin size");
     auto at = r.offset();
-    auto n = checked_count(r, r.read_i32("the tombstone histogram's size"), 16, at, "tombstone histogram bins");
+    auto n = checked_count(r, r.read_i32("the tombstone histogram's size"), uint_deletion_time ? 12 : 16, at,
+                           "tombstone histogram bins");
     h.bins.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-        double point = r.read_double("a tombstone histogram point");
-        int64_t count = r.read_i64("a tombstone histogram count");
-        h.bins.emplace_back(point, count);
+        if (uint_deletion_time) {
+            int64_t point = r.read_i64("a tombstone histogram point");
+            int32_t count = r.read_i32("a tombstone histogram count");
+            h.bins.emplace_back(double(point), count);
+        } else {
+            double point = r.read_double("a tombstone histogram point");
+            int64_t count = r.read_i64("a tombstone histogram count");
+            h.bins.emplace_back(point, count);
+        }
     }
     return h;
 }
@@ -109,6 +115,13 @@ compaction_metadata read_compaction(byte_reader& r) {
     return m;
 }
 
+data_type read_type(byte_reader& r, std::string_view what);
+
+std::vector<std::byte> read_vint_bytes(byte_reader& r, std::string_view what) {
+    auto b = r.read_vint_length_bytes(what);
+    return std::vector<std::byte>(b.begin(), b.end());
+}
+
 stats_metadata read_stats(byte_reader& r, const statistics_features& f) {
     stats_metadata s;
     s.estimated_partition_size = read_estimated_histogram(r, "the partition size histogram");
@@ -121,11 +134,25 @@ stats_metadata read_stats(byte_reader& r, const statistics_features& f) {
     s.min_ttl = r.read_i32("the minimum TTL");
     s.max_ttl = r.read_i32("the maximum TTL");
     s.compression_ratio = r.read_double("the compression ratio");
-    s.estimated_tombstone_drop_time = read_tombstone_histogram(r);
+    s.uint_deletion_time = f.has_uint_deletion_time;
+    s.estimated_tombstone_drop_time = read_tombstone_histogram(r, f.has_uint_deletion_time);
     s.sstable_level = r.read_i32("the sstable level");
     s.repaired_at = r.read_i64("repaired_at");
-    s.min_clustering_values = read_clustering_values(r, "the minimum clustering values");
-    s.max_clustering_values = read_clustering_values(r, "the maximum clustering values");
+    if (f.has_legacy_min_max) {
+        s.min_clustering_values = read_clustering_values(r, "the minimum clustering values");
+        s.max_clustering_values = read_clustering_values(r, "the maximum clustering values");
+    } else if (f.has_improved_min_max) {
+        auto at = r.offset();
+        auto count = r.read_unsigned_vint("the clustering type count");
+        // Each type takes at least two bytes (a vint length and a name).
+        auto n = checked_count(r, count > uint64_t(INT64_MAX) ? -1 : int64_t(count), 2, at, "clustering types");
+        for (size_t i = 0; i < n; ++i) {
+            s.clustering_types.push_back(read_type(r, "a clustering type of the covered slice"));
+        }
+        auto start = read_clustering_bound(r, s.clustering_types);
+        auto end = read_clustering_bound(r, s.clustering_types);
+        s.covered_clustering.emplace(std::move(start), std::move(end));
+    }
     s.has_legacy_counter_shards = r.read_bool("has_legacy_counter_shards");
     s.total_columns_set = r.read_i64("the total of columns set");
     s.total_rows = r.read_i64("the total of rows");
@@ -147,6 +174,31 @@ stats_metadata read_stats(byte_reader& r, const statistics_features& f) {
     }
     if (f.has_originating_host_id) {
         s.originating_host_id = read_optional_uuid(r, "the originating host id");
+    }
+    if (f.has_partition_level_deletions_marker) {
+        s.has_partition_level_deletions = r.read_bool("has_partition_level_deletions");
+    }
+    if (f.has_key_range) {
+        s.first_key = read_vint_bytes(r, "the first partition key");
+        s.last_key = read_vint_bytes(r, "the last partition key");
+    }
+    if (f.has_token_space_coverage) {
+        s.token_space_coverage = r.read_double("the token space coverage");
+    }
+    if (f.has_uint_deletion_time) {
+        // Cassandra 5.0 sizes this part with 16 bytes per tombstone histogram bin (TombstoneHistogram's
+        // serializedSize counts the legacy form) but writes 12, so the part ends in 4 zero bytes per bin (the CRC
+        // covers them). A writer without that slip leaves none.
+        size_t pad = 4 * s.estimated_tombstone_drop_time.bins.size();
+        if (pad > 0 && r.remaining() == pad) {
+            auto at = r.offset();
+            for (auto b : r.read_bytes(pad, "the stats' padding")) {
+                if (b != std::byte{0}) {
+                    r.fail_at(at, "expected " + std::to_string(pad) +
+                                      " zero bytes of padding (4 per tombstone histogram bin) at the end of the stats");
+                }
+            }
+        }
     }
     return s;
 }
@@ -232,9 +284,6 @@ serialization_header parse_serialization_header(std::span<const std::byte> data,
 }
 
 statistics parse_statistics(std::span<const std::byte> data, sstable_version v, const std::string& file) {
-    if (v == sstable_version::oa) {
-        throw malformed_sstable_exception(file, "Statistics.db of version oa (Cassandra 5.0) is not supported yet");
-    }
     auto f = features_of(v);
     byte_reader r(file, data);
     statistics st;
@@ -307,7 +356,10 @@ statistics parse_statistics(std::span<const std::byte> data, sstable_version v, 
         case metadata_type::validation: st.validation = read_validation(pr); break;
         case metadata_type::compaction: st.compaction = read_compaction(pr); break;
         case metadata_type::stats: st.stats = read_stats(pr, f); break;
-        case metadata_type::serialization_header: st.header = read_header(pr); break;
+        case metadata_type::serialization_header:
+            st.header = read_header(pr);
+            st.header->version = v;
+            break;
         }
         if (!pr.at_end()) {
             pr.fail(std::to_string(pr.remaining()) + " unexpected bytes at the end of " + part_name(type));

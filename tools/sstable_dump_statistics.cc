@@ -85,8 +85,11 @@ void write_stats(json_writer& w, const stats_metadata& s) {
     w.end_array();
     w.member("min_timestamp", s.min_timestamp);
     w.member("max_timestamp", s.max_timestamp);
-    w.member("min_local_deletion_time", s.min_local_deletion_time);
-    w.member("max_local_deletion_time", s.max_local_deletion_time);
+    // oa stores them unsigned.
+    w.member("min_local_deletion_time",
+             s.uint_deletion_time ? int64_t(uint32_t(s.min_local_deletion_time)) : int64_t(s.min_local_deletion_time));
+    w.member("max_local_deletion_time",
+             s.uint_deletion_time ? int64_t(uint32_t(s.max_local_deletion_time)) : int64_t(s.max_local_deletion_time));
     w.member("min_ttl", s.min_ttl);
     w.member("max_ttl", s.max_ttl);
     w.key("compression_ratio");
@@ -121,6 +124,37 @@ void write_stats(json_writer& w, const stats_metadata& s) {
     if (s.originating_host_id) {
         w.key("originating_host_id");
         write_uuid(w, *s.originating_host_id);
+    }
+    if (s.covered_clustering) {
+        w.key("clustering_types").begin_array(true);
+        for (auto& t : s.clustering_types) {
+            w.value(t->class_name());
+        }
+        w.end_array();
+        w.key("covered_clustering").begin_object(true);
+        for (auto* b : {&s.covered_clustering->first, &s.covered_clustering->second}) {
+            w.key(b == &s.covered_clustering->first ? "start" : "end").begin_object(true);
+            w.member("kind", std::string(to_string(b->kind)));
+            w.key("values").begin_array(true);
+            for (auto& v : b->prefix.components()) {
+                w.value(hex_encode(v));
+            }
+            w.end_array().end_object();
+        }
+        w.end_object();
+    }
+    if (s.uint_deletion_time) {
+        w.member("has_partition_level_deletions", s.has_partition_level_deletions);
+    }
+    for (auto* k : {&s.first_key, &s.last_key}) {
+        if (*k) {
+            w.key(k == &s.first_key ? "first_key" : "last_key");
+            write_hex(w, **k);
+        }
+    }
+    if (s.token_space_coverage) {
+        w.key("token_space_coverage");
+        write_double(w, *s.token_space_coverage);
     }
     w.end_object();
 }

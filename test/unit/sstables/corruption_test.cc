@@ -25,7 +25,7 @@ namespace {
 const std::set<std::string> chosen = {
     "cassandra_legacy_mc_simple", "cassandra_legacy_md_clust", "cassandra_legacy_nb_clust", "gen_me_collections",
     "gen_nb_large_partition", "gen_nb_all_types_uncompressed", "scylla_simple", "scylla_write_deleted_row",
-    "scylla_counter_test_mc", "na_probe", "nb_snappy", "nb_zstd", "nb_deflate", "oa_lz4", "nb_lz4_uncompressed_chunks"};
+    "scylla_counter_test_mc", "na_probe", "nb_snappy", "nb_zstd", "nb_deflate", "oa_lz4", "oa_far_future", "nb_lz4_uncompressed_chunks"};
 
 void write_file(const std::string& path, std::string_view bytes) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -139,9 +139,6 @@ REEF_TEST_CASE(test_validate_checksums) {
 REEF_TEST_CASE(test_dump_statistics) {
     size_t dumped = 0;
     for (auto& t : reef::testing::all_test_sstables()) {
-        if (t.desc.version == sstable_version::oa) {
-            continue;  // Cassandra 5.0's Statistics.db is not read yet
-        }
         BOOST_TEST_CONTEXT(t.name()) {
             auto name = t.path(component_type::statistics);
             auto bytes = reef::testing::read_file(name);

@@ -204,13 +204,21 @@ private:
             key_length = in.read_be<uint16_t>("the partition key length");
         }
         // The key, then the deletion: int32 and int64 (mc..nb); oa: 0x80 alone when live, else int64 and uint32.
+        // (A corrupt key length may point past the partition: refused before the window is read there.)
         uint64_t pos = _p + 2 + key_length + 12;
+        if (_p + 2 + key_length + 1 > _q) {
+            fail(_p, "the partition key's length " + std::to_string(key_length) + " runs past the partition's end at " +
+                         std::to_string(_q));
+        }
         if (_uint_deletion_time) {
             co_await load_forward(_p + 2 + key_length + 1);
             byte_reader in(_file, bytes(_p + 2 + key_length, win_end()), _p + 2 + key_length);
             if (in.read_u8("the partition deletion's flags") & oa_live_deletion_flag) {
                 pos = _p + 2 + key_length + 1;
             }
+        }
+        if (pos >= _q) {
+            fail(_p, "the partition header (key and deletion) runs past the partition's end at " + std::to_string(_q));
         }
         co_await load_forward(pos + 2);
         {

@@ -35,7 +35,7 @@ const subcommand subcommands[] = {
      "                     reef/rocksdb per phase",
      reef::perf::perf_delete_range_main},
     {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-statistics,\n"
-     "                     dump-compression-info, validate-checksums, validate\n"
+     "                     dump-compression-info, validate-checksums, validate, write, upgrade\n"
      "                     (`reef sstable --help`)",
      reef::tools::sstable_main},
 };

@@ -15,6 +15,10 @@
 
 namespace reef {
 
+namespace utils {
+struct json_value;
+}
+
 // A value that does not fit its type (Cassandra's MarshalException).
 class marshal_exception : public std::runtime_error {
 public:
@@ -108,6 +112,14 @@ public:
     bytes from_cql_literal(std::string_view literal) const;
     // Parses the unquoted form that to_string prints (Cassandra's AbstractType.fromString).
     bytes from_string(std::string_view s) const;
+    // Parses the JSON that to_json_string prints (sstabledump's "value" and "clustering" fields), with Cassandra's
+    // fromJSONObject rules: numbers or strings for numeric types, strings in getString form for dates, times,
+    // uuids, inets, durations, "0x..." for blobs, arrays for lists, sets and tuples, objects for maps (keys are
+    // strings: the key's JSON text, or its string form) and UDTs (field names, quoted when not lower case).
+    // Also the forms to_json_string prints that fromJSONObject refuses: "" for an empty value, null for a
+    // float or double NaN (JSON has none; ±Infinity print as null too and read back as NaN). Throws
+    // marshal_exception naming the value and the type.
+    bytes from_json(const utils::json_value& v) const;
 
     bool operator==(const abstract_type& o) const { return class_name() == o.class_name(); }
 protected:

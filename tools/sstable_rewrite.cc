@@ -1,4 +1,4 @@
-// `reef sstable rewrite`. See sstable_rewrite.hh.
+// `reef sstable upgrade` and `rewrite`. See sstable_rewrite.hh.
 #include "tools/sstable_rewrite.hh"
 
 #include "runtime/file.hh"
@@ -7,7 +7,10 @@
 #include "sstables/mx_reader.hh"
 #include "sstables/statistics.hh"
 #include "sstables/writer.hh"
+#include "tools/sstable_partitioner.hh"
+#include "tools/sstable_write.hh"
 
+#include <filesystem>
 #include <stdexcept>
 
 namespace reef::tools {
@@ -16,26 +19,13 @@ using namespace sstables;
 
 namespace {
 
-// The order of the partitioner: Murmur3's tokens, or for ByteOrderedPartitioner (Cassandra's legacy test sets) an
-// order-preserving stand-in (the key's first 8 bytes as a number; ties go to the key bytes), so the writer's
-// ring-order check sees the file's own order.
-mx_fragment_consumer::token_function token_function_for(const std::string& partitioner) {
-    if (partitioner.ends_with("ByteOrderedPartitioner")) {
-        return [](bytes_view key) {
-            uint64_t v = 0;
-            for (size_t i = 0; i < 8; ++i) {
-                v = (v << 8) | (i < key.size() ? key[i] : 0);
-            }
-            return dht::token(int64_t(v ^ (uint64_t(1) << 63)));
-        };
-    }
-    if (!partitioner.ends_with("Murmur3Partitioner")) {
-        throw std::invalid_argument("partitioner " + partitioner + " is not supported");
-    }
-    return {};
-}
+enum class compression_choice { lz4, uncompressed, as_source };
 
-future<std::string> rewrite_one(descriptor d, const rewrite_options& opts) {
+future<> write_as_me(descriptor d, descriptor out, compression_choice compression) {
+    if (d.version == sstable_version::oa) {
+        throw std::invalid_argument(d.filename(component_type::data) +
+                                    ": version oa (Cassandra 5.0) cannot be read yet (its Statistics.db)");
+    }
     auto stats_name = d.filename(component_type::statistics);
     auto stats_bytes = co_await read_entire_file(stats_name);
     auto st = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_name);
@@ -48,8 +38,12 @@ future<std::string> rewrite_one(descriptor d, const rewrite_options& opts) {
     auto reader = make_mx_full_scan_reader(schema, header, std::move(src), data_name, components.data_length(),
                                            dht::partition_range::full(), token_function_for(st.validation->partitioner));
     writer_options wo;
-    if (opts.uncompressed) {
+    if (compression == compression_choice::uncompressed ||
+        (compression == compression_choice::as_source && !components.compression)) {
         wo.compression.reset();
+    } else if (compression == compression_choice::as_source) {
+        wo.compression = components.compression->algorithm;
+        wo.chunk_length = components.compression->chunk_length;
     }
     // The source's encoding stats and partitioner: the rewrite changes nothing but the writer.
     wo.stats = st.header->stats;
@@ -57,7 +51,6 @@ future<std::string> rewrite_one(descriptor d, const rewrite_options& opts) {
     wo.bloom_filter_fp_chance = st.validation->bloom_filter_fp_chance > 0 && st.validation->bloom_filter_fp_chance < 1
                                     ? st.validation->bloom_filter_fp_chance
                                     : 0.01;
-    descriptor out{opts.out_dir, sstable_version::me, d.generation, "big"};
     std::exception_ptr err;
     try {
         co_await write_sstable(reader, schema, out, wo);
@@ -69,7 +62,20 @@ future<std::string> rewrite_one(descriptor d, const rewrite_options& opts) {
     if (err) {
         std::rethrow_exception(err);
     }
-    co_return out.filename(component_type::data) + "\n";
+}
+
+// Whether any sstable file of dir has this generation (whatever its version).
+bool generation_taken(const std::string& dir, const std::string& generation) {
+    std::error_code ec;
+    for (auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        try {
+            if (descriptor::from_path(e.path().string()).generation == generation) {
+                return true;
+            }
+        } catch (const std::invalid_argument&) {
+        }
+    }
+    return false;
 }
 
 } // namespace
@@ -81,7 +87,30 @@ future<std::string> rewrite_sstables(std::vector<descriptor> sstables, rewrite_o
     co_await remove_partial_sstables(opts.out_dir);
     std::string out;
     for (auto& d : sstables) {
-        out += co_await rewrite_one(d, opts);
+        descriptor o{opts.out_dir, sstable_version::me, d.generation, "big"};
+        co_await write_as_me(d, o, opts.uncompressed ? compression_choice::uncompressed : compression_choice::lz4);
+        out += o.filename(component_type::data) + "\n";
+    }
+    co_return out;
+}
+
+future<std::string> upgrade_sstables(std::vector<descriptor> sstables, upgrade_options opts) {
+    if (!opts.output_dir.empty()) {
+        std::filesystem::create_directories(opts.output_dir);
+    }
+    std::string out;
+    for (auto& d : sstables) {
+        auto source = d.filename(component_type::data);
+        if (d.version == sstable_version::me && !opts.all) {
+            out += source + ": already me (--all rewrites it)\n";
+            continue;
+        }
+        auto dir = opts.output_dir.empty() ? d.directory : opts.output_dir;
+        co_await remove_partial_sstables(dir);
+        auto generation = generation_taken(dir, d.generation) ? std::to_string(next_generation(dir)) : d.generation;
+        descriptor o{dir, sstable_version::me, generation, "big"};
+        co_await write_as_me(d, o, opts.uncompressed ? compression_choice::uncompressed : compression_choice::as_source);
+        out += source + " -> " + o.filename(component_type::data) + "\n";
     }
     co_return out;
 }

@@ -1,5 +1,6 @@
-// `reef sstable rewrite`: reads sstables with Reef's reader and writes each again with Reef's writer, as `me`,
-// into another directory (same generation): the tool that puts our writer's output in front of other tools.
+// `reef sstable upgrade` (and its older spelling `rewrite`): reads sstables of any version Reef reads (mc, md,
+// me, na, nb) with Reef's reader and writes each again with Reef's writer as `me`: the same partitions, rows and
+// tombstones, partitioner, encoding stats, bloom filter chance and compression (algorithm and chunk length).
 #pragma once
 
 #include "runtime/future.hh"
@@ -15,7 +16,23 @@ struct rewrite_options {
     bool uncompressed = false;
 };
 
-// Writes each sstable into opts.out_dir; returns one line per sstable written (its Data.db path).
+// `rewrite`: each sstable into opts.out_dir, same generation, LZ4 (or uncompressed); one line per sstable
+// written (its Data.db path).
 future<std::string> rewrite_sstables(std::vector<sstables::descriptor> sstables, rewrite_options opts);
+
+struct upgrade_options {
+    // Where the `me` sstables go; empty: each beside its source (which stays; remove it once the new one is
+    // in use).
+    std::string output_dir;
+    // Also rewrite sstables that are `me` already (skipped otherwise).
+    bool all = false;
+    // Data.db uncompressed (CRC.db) whatever the source's compression.
+    bool uncompressed = false;
+};
+
+// `upgrade`: each sstable whose version is not `me` (every one with opts.all) written as `me`, keeping its
+// generation when no sstable of the output directory has it, else the next free one. oa (Cassandra 5.0) is
+// refused: its Statistics.db is not read yet. One line per sstable: "source -> written Data.db", or why not.
+future<std::string> upgrade_sstables(std::vector<sstables::descriptor> sstables, upgrade_options opts);
 
 } // namespace reef::tools

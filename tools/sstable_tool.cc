@@ -13,10 +13,13 @@
 #include "tools/sstable_rewrite.hh"
 #include "tools/sstable_schema_check.hh"
 #include "tools/sstable_validate.hh"
+#include "tools/sstable_write.hh"
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <cstdint>
 #include <cstdio>
 #include <string_view>
@@ -31,11 +34,16 @@ struct verb_context {
     int64_t now;
     // Verbs that write sstables: where, and how.
     rewrite_options rewrite;
-    // --schema: the table the sstables are checked against; null without it.
+    // --schema: the table the sstables are checked against (write: the table written); null without it.
     schema_ptr schema;
     // query: what to read; --stats: print the figures to stderr.
     query_options query;
     bool stats = false;
+    // upgrade's options.
+    upgrade_options upgrade;
+    // write's options and its --input file's text.
+    write_json_options write;
+    std::string input;
 };
 
 future<std::string> run_query(std::vector<sstables::descriptor> d, const verb_context& c) {
@@ -63,6 +71,8 @@ struct verb {
     bool uses_schema = false;
     // Whether the verb takes the query options (--partition, --where, --reversed, --bypass-cache, --stats).
     bool queries = false;
+    // What else it takes: 0 nothing, 1 upgrade's options, 2 write's (then no sstables).
+    int extra = 0;
 };
 
 const verb verbs[] = {
@@ -80,7 +90,17 @@ const verb verbs[] = {
      [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_statistics_json(std::move(d)); }},
     {"dump-compression-info", "CompressionInfo.db (compressor, options, chunk length, chunk offsets) as JSON",
      [](std::vector<sstables::descriptor> d, const verb_context&) { return dump_compression_info_json(std::move(d)); }},
-    {"rewrite", "reads each sstable and writes it again with Reef's writer, as me, into --out (same generation)",
+    {"upgrade", "rewrites each sstable of any readable version (mc, md, na, nb; me with --all) as me, with its "
+                "compression, into --output or beside it",
+     [](std::vector<sstables::descriptor> d, const verb_context& c) { return upgrade_sstables(std::move(d), c.upgrade); },
+     false, false, false, false, 1},
+    {"write", "writes the JSON of --input (what dump-data prints: one array per sstable) as me sstables of the "
+              "--schema table into --output",
+     [](std::vector<sstables::descriptor>, const verb_context& c) {
+         return write_sstables_from_json(c.schema, c.input, c.write);
+     },
+     false, false, true, false, 2},
+    {"rewrite", "upgrade's older form: every sstable (me too) into --out, same generation, LZ4 or --uncompressed",
      [](std::vector<sstables::descriptor> d, const verb_context& c) { return rewrite_sstables(std::move(d), c.rewrite); },
      false, true},
     {"validate-checksums", "checks every Data.db chunk's CRC32 and the whole-file digest; JSON per sstable",
@@ -125,7 +145,9 @@ int sstable_main(int argc, char** argv) {
     runtime_options rt;
     rt.add(opts);
     std::vector<std::string> paths;
-    opts.add_positional("sstable", "any component file of an sstable (e.g. me-1-big-Data.db)", &paths);
+    if (v->extra != 2) {
+        opts.add_positional("sstable", "any component file of an sstable (e.g. me-1-big-Data.db)", &paths);
+    }
     verb_context ctx{std::chrono::duration_cast<std::chrono::seconds>(
                          std::chrono::system_clock::now().time_since_epoch()).count()};
     if (v->uses_clock) {
@@ -150,10 +172,25 @@ int sstable_main(int argc, char** argv) {
                  &ctx.stats);
     }
     std::string schema_path;
-    if (v->uses_schema) {
+    if (v->uses_schema && v->extra == 2) {
+        opts.add("schema", "a CQL file whose last CREATE TABLE is the table written (required)", &schema_path, "");
+    } else if (v->uses_schema) {
         opts.add("schema", "a CQL file whose last CREATE TABLE the sstables' serialization headers are checked "
                            "against (names and types; a mismatch is an error naming the column)",
                  &schema_path, "");
+    }
+    std::string input_path;
+    if (v->extra == 1) {
+        opts.add("output", "the directory the me sstables are written to (default: each beside its source)",
+                 &ctx.upgrade.output_dir, "");
+        opts.add("all", "also rewrite sstables that are me already", &ctx.upgrade.all);
+        opts.add("uncompressed", "write Data.db uncompressed (with CRC.db) whatever the source's compression",
+                 &ctx.upgrade.uncompressed);
+    } else if (v->extra == 2) {
+        opts.add("input", "the JSON file (dump-data's output, or the same structure)", &input_path, "");
+        opts.add("output", "the directory the sstables are written to (created if need be)", &ctx.write.output_dir, "");
+        opts.add("partitioner", "Murmur3Partitioner or ByteOrderedPartitioner: the order partitions must come in, "
+                                "recorded in Statistics.db", &ctx.write.partitioner, ctx.write.partitioner);
     }
     runtime_config cfg;
     std::vector<sstables::descriptor> sstables;
@@ -164,8 +201,13 @@ int sstable_main(int argc, char** argv) {
             return 0;
         }
         cfg = rt.to_config();
-        if (paths.empty()) {
+        if (paths.empty() && v->extra != 2) {
             throw std::invalid_argument("no sstable given");
+        }
+        if (v->extra == 2) {
+            if (schema_path.empty() || input_path.empty() || ctx.write.output_dir.empty()) {
+                throw std::invalid_argument("--schema, --input and --output are required");
+            }
         }
         for (auto& p : paths) {
             sstables.push_back(sstables::descriptor::from_path(p));
@@ -175,6 +217,15 @@ int sstable_main(int argc, char** argv) {
         }
         if (v->queries && opts.was_set("partition")) {
             ctx.query.partition = partition;
+        }
+        if (!input_path.empty()) {
+            std::ifstream in(input_path, std::ios::binary);
+            if (!in) {
+                throw std::invalid_argument("cannot read " + input_path);
+            }
+            std::stringstream ss;
+            ss << in.rdbuf();
+            ctx.input = ss.str();
         }
     } catch (const std::exception& e) {
         fmt::print(stderr, "reef sstable {}: {}\n", v->name, e.what());

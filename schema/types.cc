@@ -370,13 +370,13 @@ std::string abstract_type::class_name(bool ignore_freezing) const {
     case type_kind::tuple:
         return prefix + "TupleType" + params(true);
     case type_kind::user: {
-        // Field types are written without FrozenType even in a non-frozen UDT (as the corpus' headers show):
-        // UDT fields are always frozen.
+        // As for collections: inside a frozen UDT nothing more is wrapped; a non-frozen UDT wraps its (always
+        // frozen) collection and UDT fields in FrozenType, as the corpus' headers show (gen_*_collections).
         auto& u = static_cast<const user_type_impl&>(*this);
         s = prefix + "UserType(" + u._keyspace + "," + hex_encode(to_bytes_view(u._name));
         for (size_t i = 0; i < _params.size(); ++i) {
             s += "," + hex_encode(to_bytes_view(u._field_names[i])) + ":" +
-                 _params[i]->class_name(true);
+                 _params[i]->class_name(ignore_freezing || !_multi_cell);
         }
         s += ")";
         break;

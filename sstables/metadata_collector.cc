@@ -172,7 +172,13 @@ estimated_histogram estimated_histogram_builder::build() const {
     return h;
 }
 
-metadata_collector::metadata_collector() = default;
+// As the corpus shows them: partition sizes in 150 buckets (up to 1.7 TB), 155 (3.5 TB) in Cassandra 5.0's nb
+// (4.0's nb still had 150); cells per partition in 118 buckets (4.1 billion) from md on, 114 in mc.
+metadata_collector::metadata_collector(const schema& s, sstable_version v)
+    : _version(v)
+    , _position_cmp(s)
+    , _partition_size(v >= sstable_version::nb ? 155 : 150)
+    , _cells_per_partition(v >= sstable_version::md ? 118 : 114) {}
 
 void metadata_collector::update_timestamp(api::timestamp_type ts) {
     if (!_timestamp_set) {
@@ -191,7 +197,11 @@ void metadata_collector::update_local_deletion_time(int32_t ldt) {
     _min_ldt = std::min(_min_ldt, ldt);
     _max_ldt = std::max(_max_ldt, ldt);
     if (ldt != no_deletion_time_32) {
-        ++_drop_times[ldt];
+        // StreamingTombstoneHistogramBuilder (3.11.2+, 4.0) rounds each point up to a multiple of 60 seconds
+        // (Java's remainder, saturated at Integer.MAX_VALUE).
+        int32_t delta = ldt % 60;
+        int32_t point = delta == 0 ? ldt : int32_t(std::min<int64_t>(int64_t(ldt) + 60 - delta, no_deletion_time_32));
+        ++_drop_times[point];
     }
 }
 
@@ -238,10 +248,8 @@ void metadata_collector::update_row(const row_marker& m, tombstone deletion, con
             continue;
         }
         auto& coll = std::get<collection_cells>(c);
-        if (!coll.tomb && coll.cells.empty()) {
-            continue;
-        }
-        ++columns;
+        // Rows.collectStats: a complex column counts when it has cells (a collection deletion alone does not).
+        columns += coll.cells.empty() ? 0 : 1;
         update(coll.tomb);
         for (auto& [path, cell] : coll.cells) {
             update(cell);
@@ -251,12 +259,13 @@ void metadata_collector::update_row(const row_marker& m, tombstone deletion, con
     ++_total_rows;
 }
 
-void metadata_collector::update_clustering(const clustering_key_prefix& p) {
-    if (!_clustering_set) {
+void metadata_collector::update_clustering(const position_in_partition& p) {
+    if (!_min_clustering || _position_cmp(p, *_min_clustering) < 0) {
         _min_clustering = p;
-        _clustering_set = true;
     }
-    _max_clustering = p;
+    if (!_max_clustering || _position_cmp(p, *_max_clustering) > 0) {
+        _max_clustering = p;
+    }
 }
 
 void metadata_collector::add_partition(uint64_t size_bytes) {
@@ -298,11 +307,13 @@ stats_metadata metadata_collector::build(double compression_ratio) const {
         a.second = n;
         bins.erase(bins.begin() + long(best) + 1);
     }
-    s.estimated_tombstone_drop_time.max_bin_size = int32_t(tombstone_histogram_bins);
+    // 3.11 writes the builder's bin limit; 4.0 writes the number of bins there instead ("for legacy reasons").
+    s.estimated_tombstone_drop_time.max_bin_size =
+        _version >= sstable_version::na ? int32_t(bins.size()) : int32_t(tombstone_histogram_bins);
     s.estimated_tombstone_drop_time.bins = std::move(bins);
-    if (_clustering_set) {
-        s.min_clustering_values = values_of(_min_clustering);
-        s.max_clustering_values = values_of(_max_clustering);
+    if (_min_clustering) {
+        s.min_clustering_values = values_of(_min_clustering->key());
+        s.max_clustering_values = values_of(_max_clustering->key());
     }
     s.total_columns_set = _total_columns;
     s.total_rows = _total_rows;

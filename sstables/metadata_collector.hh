@@ -1,12 +1,14 @@
 // What the writer learns while it writes, for Statistics.db (Cassandra's MetadataCollector): timestamp,
 // deletion time and TTL bounds, the partition size and cell count histograms, the tombstone drop-time histogram,
-// the first and last clustering, row and column totals; and Statistics.db's serialization (mc..nb layouts).
+// the smallest and largest clustering position, row and column totals; and Statistics.db's serialization (mc..nb
+// layouts), field by field as Cassandra 3.11.19 (me) and 4.0+ (na, nb) write them.
 #pragma once
 
 #include "mutation/fragment.hh"
 #include "sstables/statistics.hh"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace reef::sstables {
@@ -25,7 +27,8 @@ private:
 
 class metadata_collector {
 public:
-    metadata_collector();
+    // The histograms' sizes and the tombstone histogram's form depend on the version written.
+    metadata_collector(const schema& s, sstable_version v);
 
     void update_timestamp(api::timestamp_type ts);
     void update_local_deletion_time(int32_t ldt);
@@ -35,24 +38,27 @@ public:
     void update(const atomic_cell& c);
     // A row's cells, marker and deletion; counts the row and its columns (static rows too).
     void update_row(const row_marker& m, tombstone deletion, const row& cells);
-    // A clustering (a row's key or a bound): the first and the last one seen are the min and max.
-    void update_clustering(const clustering_key_prefix& p);
+    // A row's or a range tombstone marker's position: the smallest and the largest seen (in the table's
+    // clustering order, bounds by their kind, over all partitions) give min/max clustering values, their
+    // prefixes' values (Cassandra's MetadataCollector since CASSANDRA-14861, md and later).
+    void update_clustering(const position_in_partition& p);
     void add_partition(uint64_t size_bytes);
 
     // Statistics.db's stats part; compression_ratio is -1 for uncompressed sstables.
     stats_metadata build(double compression_ratio) const;
 
 private:
-    estimated_histogram_builder _partition_size{150};
-    estimated_histogram_builder _cells_per_partition{114};
+    sstable_version _version;
+    position_in_partition_comparator _position_cmp;
+    estimated_histogram_builder _partition_size;
+    estimated_histogram_builder _cells_per_partition;
     int64_t _cells_in_partition = 0;
     bool _timestamp_set = false, _ldt_set = false, _ttl_set = false;
     int64_t _min_ts = 0, _max_ts = 0;
     int32_t _min_ldt = 0, _max_ldt = 0;
     int32_t _min_ttl = 0, _max_ttl = 0;
     std::map<int32_t, int64_t> _drop_times;
-    bool _clustering_set = false;
-    clustering_key_prefix _min_clustering, _max_clustering;
+    std::optional<position_in_partition> _min_clustering, _max_clustering;
     int64_t _total_columns = 0, _total_rows = 0;
 };
 

@@ -198,7 +198,7 @@ public:
     void consume(const clustering_row& cr) {
         close_header();
         _stats.update_row(cr.marker, cr.row_tombstone, cr.cells);
-        _stats.update_clustering(cr.key);
+        _stats.update_clustering(position_in_partition::for_key(cr.key));
         auto pos = relative();
         begin_unfiltered(clustering_bound{clustering_kind::clustering, cr.key}, pos);
         _ser.write_row(_data.buffer(), cr, pos - _previous_start);
@@ -229,7 +229,7 @@ public:
         }
         _stats.update(prev);
         _stats.update(next);
-        _stats.update_clustering(p.key());
+        _stats.update_clustering(p);
         auto pos = relative();
         clustering_bound b{kind, p.key()};
         begin_unfiltered(b, pos);
@@ -471,7 +471,7 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
     std::exception_ptr err;
     try {
         row_serializer ser(*s, opts.stats);
-        metadata_collector stats;
+        metadata_collector stats(*s, d.version);
         summary_builder summary(opts.min_index_interval);
         std::vector<bloom_filter::hash_type> hashes;
         cardinality_estimator cardinality;

@@ -113,9 +113,13 @@ CREATE TABLE corpus.collections (pk int, ck int, st set<text> static, s set<int>
                  std::vector<std::string>{"fa", "fl", "fm", "fs", "tup", "l", "m", "nested", "s", "ua"}));
     auto type_of = [&](std::string_view n) { return s.find_column(n)->type->class_name(); };
     const std::string m = "org.apache.cassandra.db.marshal.";
+    // As the corpus' headers have them: a non-frozen UDT wraps its frozen set field in FrozenType, a frozen one
+    // does not (gen_me_collections/me-1-big-Statistics.db).
     BOOST_CHECK_EQUAL(type_of("ua"), m + "UserType(corpus,61646472,737472656574:" + m + "UTF8Type,7a6970:" + m +
-                                         "Int32Type,74616773:" + m + "SetType(" + m + "UTF8Type))");
-    BOOST_CHECK_EQUAL(type_of("fa"), m + "FrozenType(" + type_of("ua") + ")");
+                                         "Int32Type,74616773:" + m + "FrozenType(" + m + "SetType(" + m + "UTF8Type)))");
+    BOOST_CHECK_EQUAL(type_of("fa"), m + "FrozenType(" + m + "UserType(corpus,61646472,737472656574:" + m +
+                                         "UTF8Type,7a6970:" + m + "Int32Type,74616773:" + m + "SetType(" + m +
+                                         "UTF8Type)))");
     BOOST_CHECK_EQUAL(type_of("nested"), m + "MapType(" + m + "UTF8Type," + m + "FrozenType(" + m + "ListType(" + m +
                                              "Int32Type)))");
     BOOST_CHECK(s.find_column("l")->is_complex());

@@ -85,7 +85,8 @@ BOOST_AUTO_TEST_CASE(class_names_round_trip) {
         cls("M.SetType(M.UTF8Type)"),
         cls("M.FrozenType(M.UserType(corpus,61646472,737472656574:M.UTF8Type,7a6970:M.Int32Type,"
             "74616773:M.SetType(M.UTF8Type)))"),
-        cls("M.UserType(corpus,61646472,737472656574:M.UTF8Type,7a6970:M.Int32Type,74616773:M.SetType(M.UTF8Type))"),
+        cls("M.UserType(corpus,61646472,737472656574:M.UTF8Type,7a6970:M.Int32Type,"
+            "74616773:M.FrozenType(M.SetType(M.UTF8Type)))"),
         cls("M.FrozenType(M.ListType(M.Int32Type))"),
         cls("M.FrozenType(M.MapType(M.Int32Type,M.UTF8Type))"),
         cls("M.FrozenType(M.SetType(M.UTF8Type))"),

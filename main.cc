@@ -34,6 +34,9 @@ const subcommand subcommands[] = {
     {"perf-delete-range", "RocksDB's DeleteRange workload (wide-column form) on Reef and RocksDB: ops/s, row counts,\n"
      "                     reef/rocksdb per phase",
      reef::perf::perf_delete_range_main},
+    {"perf-sstable-write", "benchmark of memtable flushes to disk: rows/s and MB/s, uncompressed and LZ4,\n"
+     "                     against plain write + fsync",
+     reef::perf::perf_sstable_write_main},
     {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-statistics,\n"
      "                     dump-compression-info, validate-checksums, validate, write, upgrade\n"
      "                     (`reef sstable --help`)",

@@ -50,8 +50,10 @@ std::vector<std::string> dataset_names() {
 }
 
 #ifdef REEF_DEBUG
-constexpr size_t max_data = 300000;  // ASan: keep each case under ~20 s
+constexpr size_t max_data = 120000;  // ASan: keep each case under ~20 s
+constexpr int counter_cases = 1000;
 #else
+constexpr int counter_cases = 3000;
 constexpr size_t max_data = SIZE_MAX;
 #endif
 
@@ -279,7 +281,7 @@ BOOST_AUTO_TEST_CASE(test_counter_contexts_from_their_first_bytes) {
         BOOST_CHECK_EQUAL(first8(*ctx), v);
     }
     size_t built = 0;
-    for (int i = 0; i < 3000; ++i) {
+    for (int i = 0; i < counter_cases; ++i) {
         counter_context_builder b;
         int shards = std::uniform_int_distribution<int>(1, 5)(rng);
         for (int k = 0; k < shards; ++k) {
@@ -304,7 +306,7 @@ BOOST_AUTO_TEST_CASE(test_counter_contexts_from_their_first_bytes) {
             ++built;
         }
     }
-    BOOST_TEST_MESSAGE(built << " of 3000 random values have a context");
+    BOOST_TEST_MESSAGE(built << " of " << counter_cases << " random values have a context");
 }
 
 // Bad input names the JSON path and offset of the problem.

@@ -24,7 +24,8 @@ enum class compression_choice { lz4, uncompressed, as_source };
 future<> write_as_me(descriptor d, descriptor out, compression_choice compression) {
     if (d.version == sstable_version::oa) {
         throw std::invalid_argument(d.filename(component_type::data) +
-                                    ": version oa (Cassandra 5.0) cannot be read yet (its Statistics.db)");
+                                    ": version oa (Cassandra 5.0) is not upgraded: its deletion times past 2038 do not "
+                                    "fit me's signed 32-bit fields (test/resource/sstables/oa_far_future)");
     }
     auto stats_name = d.filename(component_type::statistics);
     auto stats_bytes = co_await read_entire_file(stats_name);

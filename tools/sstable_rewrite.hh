@@ -32,7 +32,7 @@ struct upgrade_options {
 
 // `upgrade`: each sstable whose version is not `me` (every one with opts.all) written as `me`, keeping its
 // generation when no sstable of the output directory has it, else the next free one. oa (Cassandra 5.0) is
-// refused: its Statistics.db is not read yet. One line per sstable: "source -> written Data.db", or why not.
+// refused: its deletion times may lie past what me's signed 32-bit fields hold. One line per sstable: "source -> written Data.db", or why not.
 future<std::string> upgrade_sstables(std::vector<sstables::descriptor> sstables, upgrade_options opts);
 
 } // namespace reef::tools

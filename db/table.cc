@@ -123,7 +123,8 @@ future<> table::flush() {
 }
 
 mutation_reader table::make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed,
-                                   streamed_forwarding fwd, combined_reader_stats* stats, cache::bypass_cache bypass) {
+                                   streamed_forwarding fwd, combined_reader_stats* stats, cache::bypass_cache bypass,
+                                   reader_permit permit) {
     std::vector<combined_reader_source> sources;
     auto add_memtable = [&](const std::shared_ptr<memtable>& mt) {
         if (!mt->empty()) {
@@ -138,7 +139,8 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
         add_memtable(mt);
     }
     for (auto& sst : _sstables) {
-        sources.push_back({make_sstable_reader(sst, _schema, range, slice, reversed, streamed_forwarding::yes, bypass),
+        sources.push_back({make_sstable_reader(sst, _schema, range, slice, reversed, streamed_forwarding::yes, bypass,
+                                               permit),
                            sst->max_timestamp, streamed_forwarding::yes});
     }
     return make_combined_reader(_schema, std::move(sources), reversed, fwd, stats);

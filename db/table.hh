@@ -53,10 +53,14 @@ public:
     // sstables' files until their readers are closed. `slice` in the read's order (reverse_ranges).
     // `stats`, if given, counts the combined reader's skips and must outlive the reader. `bypass`: the sstables'
     // index pages go through private caches, leaving the shard's caches as they were (CQL's BYPASS CACHE).
+    // `permit`: the read's admission, deadline and memory account (obtain it from the shard's
+    // reader_concurrency_semaphore before calling); every sstable reader of the read checks its deadline before each
+    // I/O and charges its buffers to it. The default has no limits.
     mutation_reader make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed = false,
                                 streamed_forwarding fwd = streamed_forwarding::no,
                                 combined_reader_stats* stats = nullptr,
-                                cache::bypass_cache bypass = cache::bypass_cache::no);
+                                cache::bypass_cache bypass = cache::bypass_cache::no,
+                                reader_permit permit = reader_permit());
 
     // Seals the active memtable (if not empty) and flushes every sealed memtable, oldest first. A failed write
     // leaves the memtable sealed and readable (the next flush retries it) and throws.

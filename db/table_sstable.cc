@@ -138,9 +138,11 @@ private:
 class indexed_reader : public wrapping_reader {
 public:
     indexed_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
-                   clustering_ranges slice, bool reversed, streamed_forwarding fwd, cache::bypass_cache bypass)
+                   clustering_ranges slice, bool reversed, streamed_forwarding fwd, cache::bypass_cache bypass,
+                   reader_permit permit)
         : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers),
-          _inner(sstables::make_sstable_reader(s, _sst->read_handles(), range, std::move(slice), reversed, fwd, bypass)) {}
+          _inner(sstables::make_sstable_reader(s, _sst->read_handles(), range, std::move(slice), reversed, fwd, bypass,
+                                               std::move(permit))) {}
 
     future<> fill_buffer() override { return fill_from(_inner); }
     future<> next_partition() override {
@@ -165,9 +167,9 @@ private:
 
 mutation_reader make_sstable_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
                                     clustering_ranges slice, bool reversed, streamed_forwarding fwd,
-                                    cache::bypass_cache bypass) {
-    return mutation_reader(
-        std::make_unique<indexed_reader>(std::move(sst), std::move(s), range, std::move(slice), reversed, fwd, bypass));
+                                    cache::bypass_cache bypass, reader_permit permit) {
+    return mutation_reader(std::make_unique<indexed_reader>(std::move(sst), std::move(s), range, std::move(slice), reversed,
+                                                            fwd, bypass, std::move(permit)));
 }
 
 mutation_reader make_sstable_full_scan_reader(std::shared_ptr<table_sstable> sst, schema_ptr s) {

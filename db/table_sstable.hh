@@ -5,6 +5,7 @@
 #include "mutation/partition_range.hh"
 #include "reader/mutation_reader.hh"
 #include "reader/position_range.hh"
+#include "reader/reader_permit.hh"
 #include "runtime/future.hh"
 #include "runtime/gate.hh"
 #include "cache/cached_file.hh"
@@ -52,10 +53,12 @@ future<std::shared_ptr<table_sstable>> open_table_sstable(sstables::descriptor d
 // reversed, with clustering-window forwarding when fwd == yes, as make_memtable_reader gives them: the indexed reader
 // (sstables::make_sstable_reader: the index's byte range of Data.db, promoted-index skips inside partitions; reversed,
 // each partition through a partition_reversing_data_source), through the shard's index caches, or private ones with
-// bypass == yes. Holds sst's reader gate until closed.
+// bypass == yes. permit: the read's deadline and memory account (see sstables/sstable_reader.hh). Holds sst's reader
+// gate until closed.
 mutation_reader make_sstable_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
                                     clustering_ranges slice, bool reversed, streamed_forwarding fwd,
-                                    cache::bypass_cache bypass = cache::bypass_cache::no);
+                                    cache::bypass_cache bypass = cache::bypass_cache::no,
+                                    reader_permit permit = reader_permit());
 
 // Compaction's reader of sst: the whole sstable as whole partitions (no forwarding), streamed by the full-scan
 // reader. Holds sst's reader gate until closed.

@@ -2,6 +2,8 @@
 // (while flushes are in flight too), after flush(), after compact_all() and after a restart, against the model;
 // compaction's output against the model's purge; a failing sstable write keeps the memtable readable.
 #include "db/table.hh"
+#include "reader/reader_concurrency_semaphore.hh"
+#include "runtime/when_all.hh"
 #include "cache/tracker.hh"
 #include "mutation/mutation.hh"
 #include "runtime/reactor.hh"
@@ -502,5 +504,91 @@ REEF_TEST_CASE(test_table_read_bypasses_caches) {
         BOOST_CHECK_EQUAL(tracker.file_stats().page_misses, warm_files.page_misses);
         BOOST_CHECK_GT(tracker.index_stats().hits, warm_pages.hits);
     }
+    co_await t.stop();
+}
+
+// Reads through the table admitted by a reader_concurrency_semaphore: more concurrent reads than it admits queue
+// and all finish with the right data; their buffers are charged to their permits while they run and everything
+// is given back at the end; a read whose deadline has passed fails with the timeout error naming the sstable.
+REEF_TEST_CASE(test_table_reads_under_reader_concurrency_semaphore) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    tmpdir dir;
+    auto s = random_test_schema();
+    mutation_generator g(s, seed);
+    table_config cfg;
+    cfg.directory = dir.path() + "/ks/t";
+    table t(s, cfg);
+    co_await t.start();
+    mutation_model model;
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 150; ++i) {
+            auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 2000)), 20));
+            t.apply(m);
+            apply_to_model(model, m);
+        }
+        co_await t.flush();
+    }
+    BOOST_REQUIRE_EQUAL(t.sstable_count(), 2u);
+    auto keys = keys_of(model);
+
+    constexpr size_t max_reads = 2;
+    reader_concurrency_semaphore sem(max_reads, 1 << 20, "table_test");
+    size_t running = 0;
+    size_t most_running = 0;
+    size_t most_charged = 0;
+    auto read = [&](int i) -> future<> {
+        auto permit = co_await sem.obtain_permit("read " + std::to_string(i), 16 << 10);
+        ++running;
+        most_running = std::max(most_running, running);
+        BOOST_REQUIRE_LE(sem.active_reads(), max_reads);
+        auto pr = i % 3 == 0 ? dht::partition_range::full()
+                             : dht::partition_range::singular(keys[size_t(g.rnd(0, int(keys.size()) - 1))]);
+        bool reversed = i % 2 == 1;
+        auto slice = reversed ? reverse_ranges(g.make_ranges()) : g.make_ranges();
+        auto r = t.make_reader(pr, slice, reversed, streamed_forwarding::no, nullptr, cache::bypass_cache::no, permit);
+        std::vector<mutation_fragment> got;
+        while (auto f = co_await r()) {
+            most_charged = std::max(most_charged, permit.consumed_memory());
+            got.push_back(std::move(*f));
+        }
+        co_await r.close();
+        --running;
+        auto a = canonical(s, got, reversed);
+        auto b = canonical(s, expected_read(model, pr, slice, reversed), reversed);
+        BOOST_REQUIRE_MESSAGE(a == b, "read " << i << ": " << describe(a) << "!=\n" << describe(b));
+    };
+    std::vector<future<>> reads;
+    for (int i = 0; i < 16; ++i) {
+        reads.push_back(read(i));
+    }
+    co_await when_all(std::move(reads));
+    BOOST_CHECK_LE(most_running, max_reads);
+    BOOST_CHECK_EQUAL(sem.stats().admitted, 16u);
+    // Beyond the admission's own 16 KiB, the readers' buffers were charged while they ran.
+    BOOST_CHECK_GT(most_charged, size_t(16 << 10));
+    BOOST_CHECK_EQUAL(sem.consumed_memory(), 0);
+    BOOST_CHECK_EQUAL(sem.active_reads(), 0u);
+
+    // An expired deadline: the read fails before its first sstable I/O, naming the read, and gives all back.
+    {
+        auto permit = co_await sem.obtain_permit("late read", 16 << 10);
+        permit.set_timeout(read_clock::now() - std::chrono::seconds(1));
+        auto r = t.make_reader(dht::partition_range::full(), {}, false, streamed_forwarding::no, nullptr,
+                               cache::bypass_cache::no, permit);
+        std::string error;
+        try {
+            while (co_await r()) {
+            }
+        } catch (const read_timeout_error& e) {
+            error = e.what();
+        }
+        co_await r.close();
+        BOOST_CHECK_MESSAGE(error.find("read timed out: late read") != std::string::npos, error);
+        BOOST_CHECK_MESSAGE(error.find("Data.db") != std::string::npos || error.find("Index.db") != std::string::npos,
+                            error);
+    }
+    BOOST_CHECK_EQUAL(sem.consumed_memory(), 0);
+    BOOST_CHECK_EQUAL(sem.active_reads(), 0u);
     co_await t.stop();
 }

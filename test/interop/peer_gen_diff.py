@@ -105,7 +105,10 @@ def copy_peer(dest):
                 os.chmod(p, os.stat(p).st_mode | 0o200)
 
 
-def main():
+def peer_run_setup(tables_env, default_tables):
+    """What every driver of a fresh `peer gen` batch starts with: skips (unavailable) without the peer tool, Java
+    or Maven; fails when this mode's reef is not built. Returns (mode, reef, seed, tables): the seed is fresh each
+    run unless REEF_PEER_SEED repeats one; the table count comes from the environment variable tables_env."""
     if not os.path.isdir(PEER_SRC):
         unavailable(f'the peer tool ({PEER_SRC}) is absent')
     for prog in ('java', 'mvn'):
@@ -116,9 +119,13 @@ def main():
     reef = os.path.join(build, 'reef')
     if not os.access(reef, os.X_OK):
         say(f'FAIL: {reef} is not built')
-        return 1
+        sys.exit(1)
     seed = int(os.environ.get('REEF_PEER_SEED') or random.SystemRandom().randrange(1, 2**31))
-    tables = int(os.environ.get('REEF_PEER_TABLES', '10'))
+    return mode, reef, seed, int(os.environ.get(tables_env, str(default_tables)))
+
+
+def main():
+    mode, reef, seed, tables = peer_run_setup('REEF_PEER_TABLES', 10)
     say(f'seed {seed}, {tables} tables, mode {mode} (REEF_PEER_SEED={seed} repeats this run)')
 
     # One peer copy and one JVM at a time for all modes: the JVM wants 2 GB and the first run builds with mvn.

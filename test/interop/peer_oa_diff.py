@@ -10,7 +10,6 @@ JVM starts, about 40 s on two cores; the seeds change, so runs add up). Skips an
 import fcntl
 import glob
 import os
-import random
 import shlex
 import shutil
 import subprocess
@@ -18,7 +17,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_gen_diff import (ROOT, PEER_SRC, NOW, DUMP_NOW, GEN_TIMEOUT, DUMP_TIMEOUT, say, unavailable,  # noqa: E402
+from peer_gen_diff import (ROOT, peer_run_setup, NOW, DUMP_NOW, GEN_TIMEOUT, DUMP_TIMEOUT, say,  # noqa: E402
                            parse_documents, show, first_difference, copy_peer)
 
 
@@ -42,19 +41,7 @@ def replay_args(data_cql):
 
 
 def main():
-    if not os.path.isdir(PEER_SRC):
-        unavailable(f'the peer tool ({PEER_SRC}) is absent')
-    for prog in ('java', 'mvn'):
-        if shutil.which(prog) is None:
-            unavailable(f'{prog} is not installed (./install-dependencies.sh installs Java 17 and Maven)')
-    mode = os.environ.get('REEF_TEST_MODE', 'dev')
-    build = os.environ.get('REEF_BUILD_DIR', os.path.join(ROOT, 'build', mode))
-    reef = os.path.join(build, 'reef')
-    if not os.access(reef, os.X_OK):
-        say(f'FAIL: {reef} is not built')
-        return 1
-    seed = int(os.environ.get('REEF_PEER_SEED') or random.SystemRandom().randrange(1, 2**31))
-    tables = int(os.environ.get('REEF_PEER_OA_TABLES', '1'))
+    mode, reef, seed, tables = peer_run_setup('REEF_PEER_OA_TABLES', 1)
     say(f'seed {seed}, {tables} tables as oa, mode {mode} (REEF_PEER_SEED={seed} repeats this run)')
     tooldir = os.path.join(ROOT, 'build', 'interop')
     os.makedirs(tooldir, exist_ok=True)

@@ -13,7 +13,6 @@ the tables and Reef's files under testlog/<mode>/interop/writer_gen_<seed>/.
 """
 import fcntl
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -21,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_gen_diff import (ROOT, PEER_SRC, say, unavailable, parse_documents, show, first_difference,  # noqa: E402
+from peer_gen_diff import (ROOT, peer_run_setup, say, parse_documents, show, first_difference,  # noqa: E402
                            copy_peer)
 from writer_peer_roundtrip import without_positions  # noqa: E402
 
@@ -34,19 +33,7 @@ DUMP_TIMEOUT = 300
 
 
 def main():
-    if not os.path.isdir(PEER_SRC):
-        unavailable(f'the peer tool ({PEER_SRC}) is absent')
-    for prog in ('java', 'mvn'):
-        if shutil.which(prog) is None:
-            unavailable(f'{prog} is not installed (./install-dependencies.sh installs Java 17 and Maven)')
-    mode = os.environ.get('REEF_TEST_MODE', 'dev')
-    build = os.environ.get('REEF_BUILD_DIR', os.path.join(ROOT, 'build', mode))
-    reef = os.path.join(build, 'reef')
-    if not os.access(reef, os.X_OK):
-        say(f'FAIL: {reef} is not built')
-        return 1
-    seed = int(os.environ.get('REEF_PEER_SEED') or random.SystemRandom().randrange(1, 2**31))
-    tables = int(os.environ.get('REEF_PEER_TABLES', '8'))
+    mode, reef, seed, tables = peer_run_setup('REEF_PEER_TABLES', 8)
     say(f'seed {seed}, {tables} tables, mode {mode} (REEF_PEER_SEED={seed} repeats this run)')
 
     work = os.path.join(ROOT, 'testlog', mode, 'interop', f'writer_gen_{seed}')

@@ -98,6 +98,19 @@ size_t files_in(const std::string& dir) {
     return n;
 }
 
+// Applies `count` random mutations to t and to the model, flushed in `sstables` equal batches.
+future<> write_and_flush(table& t, mutation_model& model, mutation_generator& g, int count, int sstables) {
+    auto s = t.schema();
+    for (int round = 0; round < sstables; ++round) {
+        for (int i = 0; i < count / sstables; ++i) {
+            auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 2000)), 20));
+            t.apply(m);
+            apply_to_model(model, m);
+        }
+        co_await t.flush();
+    }
+}
+
 #ifdef REEF_DEBUG
 constexpr int cases = 2;
 #else
@@ -466,12 +479,7 @@ REEF_TEST_CASE(test_table_read_bypasses_caches) {
     table t(s, cfg);
     co_await t.start();
     mutation_model model;
-    for (int i = 0; i < 300; ++i) {
-        auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 2000)), 20));
-        t.apply(m);
-        apply_to_model(model, m);
-    }
-    co_await t.flush();
+    co_await write_and_flush(t, model, g, 300, 1);
     BOOST_REQUIRE_EQUAL(t.sstable_count(), 1u);
     auto keys = keys_of(model);
     auto& tracker = cache::shard_cache_tracker();
@@ -521,14 +529,7 @@ REEF_TEST_CASE(test_table_reads_under_reader_concurrency_semaphore) {
     table t(s, cfg);
     co_await t.start();
     mutation_model model;
-    for (int round = 0; round < 2; ++round) {
-        for (int i = 0; i < 150; ++i) {
-            auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 2000)), 20));
-            t.apply(m);
-            apply_to_model(model, m);
-        }
-        co_await t.flush();
-    }
+    co_await write_and_flush(t, model, g, 300, 2);
     BOOST_REQUIRE_EQUAL(t.sstable_count(), 2u);
     auto keys = keys_of(model);
 

@@ -5,6 +5,13 @@
 
 namespace reef::utils {
 
+json_value::json_value() = default;
+json_value::json_value(const json_value&) = default;
+json_value::json_value(json_value&&) noexcept = default;
+json_value& json_value::operator=(const json_value&) = default;
+json_value& json_value::operator=(json_value&&) noexcept = default;
+json_value::~json_value() = default;
+
 namespace {
 
 // Deep enough for any dump (values nest a few levels), shallow enough that recursion cannot exhaust the stack.

@@ -34,6 +34,15 @@ struct json_value {
     // Where the value starts in the document.
     size_t offset = 0;
 
+    // Defined in the .cc, where json_value is complete: the members' pair<string, json_value> may not be
+    // instantiated inside this definition (clang with libstdc++ refuses it).
+    json_value();
+    json_value(const json_value&);
+    json_value(json_value&&) noexcept;
+    json_value& operator=(const json_value&);
+    json_value& operator=(json_value&&) noexcept;
+    ~json_value();
+
     bool is_null() const noexcept { return type == kind::null; }
     bool is_string() const noexcept { return type == kind::string; }
     bool is_number() const noexcept { return type == kind::number; }

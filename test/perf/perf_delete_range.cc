@@ -98,11 +98,6 @@ void print_run(const delete_range_workload& wl, const engine_run& r) {
     std::fflush(stdout);
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 // Every run of one workload (both engines, all repeats).
 struct group {
     delete_range_workload wl;

@@ -53,11 +53,7 @@ schema_ptr scan_schema() {
         .build();
 }
 
-struct shape {
-    std::string name;
-    uint64_t partitions;
-    uint64_t rows_per_partition;
-};
+using shape = sstable_shape;
 
 struct scan_run {
     uint64_t rows = 0;
@@ -111,11 +107,6 @@ void fill_value(std::string& value, std::mt19937_64& rng) {
     for (size_t i = 0; i < value.size() / 2; ++i) {
         value[i] = char(rng());
     }
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 #ifdef REEF_HAVE_ROCKSDB
@@ -216,26 +207,12 @@ int perf_sstable_scan_main(int argc, char** argv) {
     if (!parsed) {
         return exit_status;
     }
-    std::vector<shape> todo;
-    if (shapes == "wide" || shapes == "both") {
-        uint64_t rpp = std::min(rows_per_partition, rows);
-        todo.push_back({fmt::format("wide ({} rows/partition)", rpp), (rows + rpp - 1) / rpp, rpp});
-    }
-    if (shapes == "narrow" || shapes == "both") {
-        todo.push_back({"narrow (1 row/partition)", rows, 1});
-    }
-    std::vector<std::optional<compression_algorithm>> compressors;
-    if (compression == "none" || compression == "both") {
-        compressors.push_back(std::nullopt);
-    }
-    if (compression == "lz4" || compression == "both") {
-        compressors.push_back(compression_algorithm::lz4);
-    }
-    if (todo.empty() || compressors.empty()) {
-        fmt::print(stderr, "reef perf-sstable-scan: --shape must be wide, narrow or both and --compression none, "
-                           "lz4 or both\n");
+    auto matrix = select_sstable_matrix("reef perf-sstable-scan", shapes, compression, rows, rows_per_partition);
+    if (!matrix) {
         return 2;
     }
+    auto& todo = matrix->shapes;
+    auto& compressors = matrix->compressors;
     runtime_config cfg = *parsed;
     cfg.smp = 1;
     auto dir = fmt::format("{}/perf-sstable-scan-{}", data_dir, ::getpid());

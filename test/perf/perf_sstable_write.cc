@@ -43,16 +43,7 @@ schema_ptr write_schema() {
         .build();
 }
 
-struct shape {
-    std::string name;
-    uint64_t partitions;
-    uint64_t rows_per_partition;
-};
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using shape = sstable_shape;
 
 // The disk's limit for `bytes` bytes: one new file in dir, sequential write(2)s of 1 MiB from one buffer, fsync;
 // seconds from open to the end of fsync (the file is removed afterwards, untimed).
@@ -115,26 +106,12 @@ int perf_sstable_write_main(int argc, char** argv) {
     if (!parsed) {
         return exit_status;
     }
-    std::vector<shape> todo;
-    if (shapes == "wide" || shapes == "both") {
-        uint64_t rpp = std::min(rows_per_partition, rows);
-        todo.push_back({fmt::format("wide ({} rows/partition)", rpp), (rows + rpp - 1) / rpp, rpp});
-    }
-    if (shapes == "narrow" || shapes == "both") {
-        todo.push_back({"narrow (1 row/partition)", rows, 1});
-    }
-    std::vector<std::optional<compression_algorithm>> compressors;
-    if (compression == "none" || compression == "both") {
-        compressors.push_back(std::nullopt);
-    }
-    if (compression == "lz4" || compression == "both") {
-        compressors.push_back(compression_algorithm::lz4);
-    }
-    if (todo.empty() || compressors.empty()) {
-        fmt::print(stderr, "reef perf-sstable-write: --shape must be wide, narrow or both and --compression none, "
-                           "lz4 or both\n");
+    auto matrix = select_sstable_matrix("reef perf-sstable-write", shapes, compression, rows, rows_per_partition);
+    if (!matrix) {
         return 2;
     }
+    auto& todo = matrix->shapes;
+    auto& compressors = matrix->compressors;
     runtime_config cfg = *parsed;
     cfg.smp = 1;
     auto dir = fmt::format("{}/perf-sstable-write-{}", data_dir, ::getpid());

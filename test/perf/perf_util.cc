@@ -1,6 +1,7 @@
 // Shared benchmark helpers. See perf_util.hh.
 #include "test/perf/perf_util.hh"
 
+#include <algorithm>
 #include <fmt/core.h>
 #include <time.h>
 
@@ -53,6 +54,38 @@ schema_ptr int_text_schema(const std::string& table) {
         .with_column("v", int32_type(), column_kind::regular_column)
         .with_column("t", text_type(), column_kind::regular_column)
         .build();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) {
+        return 0;
+    }
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+std::optional<sstable_matrix> select_sstable_matrix(const std::string& command, const std::string& shapes,
+                                                    const std::string& compression, uint64_t rows,
+                                                    uint64_t rows_per_partition) {
+    sstable_matrix m;
+    if (shapes == "wide" || shapes == "both") {
+        uint64_t rpp = std::min(rows_per_partition, rows);
+        m.shapes.push_back({fmt::format("wide ({} rows/partition)", rpp), (rows + rpp - 1) / rpp, rpp});
+    }
+    if (shapes == "narrow" || shapes == "both") {
+        m.shapes.push_back({"narrow (1 row/partition)", rows, 1});
+    }
+    if (compression == "none" || compression == "both") {
+        m.compressors.push_back(std::nullopt);
+    }
+    if (compression == "lz4" || compression == "both") {
+        m.compressors.push_back(sstables::compression_algorithm::lz4);
+    }
+    if (m.shapes.empty() || m.compressors.empty()) {
+        fmt::print(stderr, "{}: --shape must be wide, narrow or both and --compression none, lz4 or both\n", command);
+        return std::nullopt;
+    }
+    return m;
 }
 
 } // namespace reef::perf

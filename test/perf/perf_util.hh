@@ -7,10 +7,12 @@
 #include "runtime/input_stream.hh"
 #include "runtime/program_options.hh"
 #include "schema/schema.hh"
+#include "sstables/compression_info.hh"
 
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace reef::perf {
 
@@ -34,5 +36,25 @@ future<uint64_t> drain(data_source src);
 
 // ks.<table> (pk int, ck int, v int, t text, PRIMARY KEY (pk, ck)).
 schema_ptr int_text_schema(const std::string& table);
+
+// The median of v (the mean of the middle two for an even count; 0 when empty).
+double median(std::vector<double> v);
+
+// The sstables the scan and write benchmarks compare: `wide` (rows_per_partition rows per partition) and
+// `narrow` (one row per partition), each uncompressed (nullopt) or LZ4.
+struct sstable_shape {
+    std::string name;
+    uint64_t partitions;
+    uint64_t rows_per_partition;
+};
+struct sstable_matrix {
+    std::vector<sstable_shape> shapes;
+    std::vector<std::optional<sstables::compression_algorithm>> compressors;
+};
+// What --shape (wide, narrow or both) and --compression (none, lz4 or both) select for `rows` rows; nothing (after
+// printing the error prefixed with command) when either selects nothing.
+std::optional<sstable_matrix> select_sstable_matrix(const std::string& command, const std::string& shapes,
+                                                    const std::string& compression, uint64_t rows,
+                                                    uint64_t rows_per_partition);
 
 } // namespace reef::perf

@@ -446,58 +446,46 @@ std::string format(bool negative, const decimal_digits& r) {
     return out;
 }
 
+// Double.toString and Float.toString share FloatingDecimal: the value's fields are taken apart here (a subnormal's
+// significand normalized so that its leading one is where a normal value's implicit one would be), and the
+// significand goes to dtoa aligned as a double's.
+template <typename UInt, int fraction_bits, int exponent_bias>
+std::string java_to_string(UInt bits) {
+    constexpr int width = int(sizeof(UInt)) * 8;
+    constexpr int exponent_bits = width - 1 - fraction_bits;
+    constexpr int exponent_mask = (1 << exponent_bits) - 1;
+    bool negative = (bits >> (width - 1)) != 0;
+    UInt fract_bits = bits & ((UInt(1) << fraction_bits) - 1);
+    int bin_exp = int((bits >> fraction_bits) & UInt(exponent_mask));
+    if (bin_exp == exponent_mask) {
+        return fract_bits != 0 ? "NaN" : negative ? "-Infinity" : "Infinity";
+    }
+    int n_significant_bits;
+    if (bin_exp == 0) {
+        if (fract_bits == 0) {
+            return negative ? "-0.0" : "0.0";
+        }
+        int leading_zeros = std::countl_zero(fract_bits);
+        int shift = leading_zeros - exponent_bits;
+        fract_bits <<= shift;
+        bin_exp = 1 - shift;
+        n_significant_bits = width - leading_zeros;
+    } else {
+        fract_bits |= UInt(1) << fraction_bits;
+        n_significant_bits = fraction_bits + 1;
+    }
+    return format(negative, dtoa(bin_exp - exponent_bias, uint64_t(fract_bits) << (exp_shift - fraction_bits),
+                                 n_significant_bits));
+}
+
 } // namespace
 
 std::string java_double_to_string(double d) {
-    uint64_t bits = std::bit_cast<uint64_t>(d);
-    bool negative = (bits >> 63) != 0;
-    uint64_t fract_bits = bits & ((uint64_t(1) << exp_shift) - 1);
-    int bin_exp = int((bits >> exp_shift) & 0x7ff);
-    if (bin_exp == 0x7ff) {
-        return fract_bits != 0 ? "NaN" : negative ? "-Infinity" : "Infinity";
-    }
-    int n_significant_bits;
-    if (bin_exp == 0) {
-        if (fract_bits == 0) {
-            return negative ? "-0.0" : "0.0";
-        }
-        int leading_zeros = std::countl_zero(fract_bits);
-        int shift = leading_zeros - (63 - exp_shift);
-        fract_bits <<= shift;
-        bin_exp = 1 - shift;
-        n_significant_bits = 64 - leading_zeros;
-    } else {
-        fract_bits |= uint64_t(1) << exp_shift;
-        n_significant_bits = exp_shift + 1;
-    }
-    return format(negative, dtoa(bin_exp - 1023, fract_bits, n_significant_bits));
+    return java_to_string<uint64_t, exp_shift, 1023>(std::bit_cast<uint64_t>(d));
 }
 
 std::string java_float_to_string(float f) {
-    constexpr int single_exp_shift = 23;
-    uint32_t bits = std::bit_cast<uint32_t>(f);
-    bool negative = (bits >> 31) != 0;
-    uint32_t fract_bits = bits & ((uint32_t(1) << single_exp_shift) - 1);
-    int bin_exp = int((bits >> single_exp_shift) & 0xff);
-    if (bin_exp == 0xff) {
-        return fract_bits != 0 ? "NaN" : negative ? "-Infinity" : "Infinity";
-    }
-    int n_significant_bits;
-    if (bin_exp == 0) {
-        if (fract_bits == 0) {
-            return negative ? "-0.0" : "0.0";
-        }
-        int leading_zeros = std::countl_zero(fract_bits);
-        int shift = leading_zeros - (31 - single_exp_shift);
-        fract_bits <<= shift;
-        bin_exp = 1 - shift;
-        n_significant_bits = 32 - leading_zeros;
-    } else {
-        fract_bits |= uint32_t(1) << single_exp_shift;
-        n_significant_bits = single_exp_shift + 1;
-    }
-    return format(negative, dtoa(bin_exp - 127, uint64_t(fract_bits) << (exp_shift - single_exp_shift),
-                                 n_significant_bits));
+    return java_to_string<uint32_t, 23, 127>(std::bit_cast<uint32_t>(f));
 }
 
 } // namespace reef::utils

@@ -42,6 +42,9 @@ public:
         if (_buffer.empty()) {
             _fed.clear();  // everything fed so far was consumed
         }
+        if (!_end_of_stream) {
+            _permit.check_timeout(_h.data_file);  // the partition's rest may be buffered already: no read would check
+        }
         while (!is_buffer_full() && !_end_of_stream) {
             switch (_state) {
             case state::seek: co_await seek(); break;

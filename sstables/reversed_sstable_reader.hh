@@ -13,8 +13,8 @@ namespace reef::sstables {
 // a read of the last rows of a large partition reads about their blocks, not the partition. With fwd == yes, each
 // partition is read window by window (fast_forward_to(position_range), windows in the read's order), as the memtable
 // reader's forwarding mode gives it. Promoted-index skips between the slice's ranges are not done: rows between them
-// are parsed and dropped. permit: as make_sstable_reader's (deadline checked before each index page and Data.db
-// window read).
+// are parsed and dropped. permit: as make_sstable_reader's (deadline checked before each fill, index page and
+// Data.db window read).
 mutation_reader make_reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
                                              clustering_ranges slice, streamed_forwarding fwd = streamed_forwarding::no,
                                              cache::bypass_cache bypass = cache::bypass_cache::no,

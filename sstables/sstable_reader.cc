@@ -55,6 +55,11 @@ public:
           _consumer(_schema, *_h.header, _h.data_file, _max_buffer_fragments, _h.token), _cmp(*_schema) {}
 
     future<> fill_buffer() override {
+        if (!_end_of_stream) {
+            // Before each fill, not only before each read: the rest of a partition may already be buffered, and an
+            // expired read must not go on producing from it.
+            _permit.check_timeout(_h.data_file);
+        }
         while (!is_buffer_full() && !_end_of_stream) {
             if (!_parser) {
                 if (_range_done) {

@@ -41,8 +41,8 @@ struct sstable_read_handles {
 // row the stream ends; fast_forward_to(position_range) opens a window, which shows what lies in both the window
 // and the slice; no partition_end). reversed: each partition in reversed clustering order
 // (make_reversed_sstable_reader, with or without forwarding). bypass: the index pages go through private caches
-// (read_caches). permit: the read's (reader_permit() has no limits): its deadline is checked before each index lookup
-// and each Data.db read (read_timeout_error naming the file; close() still releases everything), and the Data.db
+// (read_caches). permit: the read's (reader_permit() has no limits): its deadline is checked before each buffer fill,
+// each index lookup and each Data.db read (read_timeout_error naming the file; close() still releases everything), and the Data.db
 // buffer the parser holds is charged to it.
 mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
                                     clustering_ranges slice, bool reversed = false,

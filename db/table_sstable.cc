@@ -123,7 +123,7 @@ private:
         auto path = _sst->desc.filename(sstables::component_type::data);
         _file = co_await open_file_dma(path, open_flags::ro);
         auto len = _sst->components.data_length();
-        auto src = sstables::make_data_source(*_file, _sst->components, 0, len);
+        auto src = sstables::make_data_source(*_file, _sst->components, 0, len, sstables::integrity_check::no);
         _inner.emplace(sstables::make_mx_full_scan_reader(_schema, _sst->header, std::move(src), path, len, _range));
     }
 

@@ -147,6 +147,9 @@ public:
         : _file(std::move(f)), _pos(offset), _end(offset + len), _read_ahead(opts.read_ahead) {
         uint64_t a = _file.disk_read_dma_alignment();
         _buffer_size = std::max<uint64_t>(a, (opts.buffer_size + a - 1) / a * a);
+        _initial_size = opts.initial_buffer_size ? std::min<uint64_t>(_buffer_size, std::max<uint64_t>(a, (opts.initial_buffer_size + a - 1) / a * a))
+                                                 : _buffer_size;
+        _next_size = _initial_size;
         // Reads start at the aligned offset below `offset`; the first
         // buffer's front is trimmed.
         _next_issue = offset / a * a;
@@ -207,7 +210,10 @@ public:
         }
         if (_reads.empty()) {
             uint64_t a = _file.disk_read_dma_alignment();
-            _next_issue = std::max(_next_issue, _pos / a * a);
+            if (_next_issue < _pos / a * a) {
+                _next_issue = _pos / a * a;
+                _next_size = _initial_size;  // a jump: maybe a short read again
+            }
         }
         return get();
     }
@@ -228,11 +234,13 @@ public:
 
 private:
     void issue_reads() {
-        while (_reads.size() < 1 + _read_ahead && _next_issue < _end) {
+        // Growing reads are not read ahead: a short read (a row) reads no more than it uses.
+        while (_reads.size() < 1 + (_next_size < _buffer_size ? 0 : _read_ahead) && _next_issue < _end) {
             auto* r = new pending_read;
             r->pos = _next_issue;
             uint64_t a = _file.disk_read_dma_alignment();
-            uint64_t want_end = std::min<uint64_t>(_next_issue + _buffer_size, (_end + a - 1) / a * a);
+            uint64_t want_end = std::min<uint64_t>(_next_issue + _next_size, (_end + a - 1) / a * a);
+            _next_size = std::min(_buffer_size, _next_size * 2);
             r->len = want_end - _next_issue;
             r->buf = _file.allocate_aligned_buffer(r->len);
             _next_issue += r->len;
@@ -268,6 +276,8 @@ private:
     uint64_t _end;          // end of the range (shrinks at end of file)
     uint64_t _next_issue;   // file offset of the next read to issue
     uint64_t _buffer_size;
+    uint64_t _initial_size;  // first read's size (== _buffer_size unless growing)
+    uint64_t _next_size;     // the next read's size, doubling up to _buffer_size
     unsigned _read_ahead;
     std::deque<pending_read*> _reads;
 };

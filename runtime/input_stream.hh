@@ -67,6 +67,11 @@ struct file_input_stream_options {
     size_t buffer_size = 8192;
     // Reads kept in flight beyond the one being consumed.
     unsigned read_ahead = 1;
+    // When nonzero, the first read is this big (rounded up to the alignment) and each next one twice the last,
+    // up to buffer_size, and reading ahead starts with the reads of buffer_size; so again after a skip that
+    // leaves no read in flight. A short read (one row of a long range) then reads a few KiB, not buffer_size,
+    // while a long scan soon reads whole buffers ahead.
+    size_t initial_buffer_size = 0;
 };
 
 // A source over [offset, offset + len) of f, reading ahead as configured.

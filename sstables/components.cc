@@ -52,16 +52,21 @@ future<sstable_components> load_components(descriptor d) {
     co_return c;
 }
 
-data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len) {
+data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len, integrity_check check) {
     auto name = c.desc.filename(component_type::data);
     if (c.compression) {
         return make_compressed_data_source(std::move(data), std::move(name), c.compression, c.data_file_size, pos, len);
     }
-    if (c.crc) {
+    if (c.crc && check == integrity_check::yes) {
         return make_crc_checked_data_source(std::move(data), std::move(name), c.crc, c.data_file_size, pos, len);
     }
     uint64_t end = len > c.data_file_size - std::min(pos, c.data_file_size) ? c.data_file_size : pos + len;
-    return make_file_data_source(std::move(data), std::min(pos, end), end - std::min(pos, end));
+    file_input_stream_options opts;
+    // 4 KiB first (a row or two of a singular read), doubling to 128 KiB reads for scans, one in flight ahead.
+    opts.initial_buffer_size = 4096;
+    opts.buffer_size = 128 * 1024;
+    opts.read_ahead = 1;
+    return make_file_data_source(std::move(data), std::min(pos, end), end - std::min(pos, end), opts);
 }
 
 } // namespace reef::sstables

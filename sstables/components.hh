@@ -37,8 +37,19 @@ struct sstable_components {
 // TOC lists but the disk lacks throws std::system_error naming the file.
 future<sstable_components> load_components(descriptor d);
 
-// Bytes [pos, pos + len) of the uncompressed Data.db, through the checked source the components call for
-// (decompressing, or CRC.db-checked, or plain when the sstable has neither). data is Data.db opened.
-data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len);
+// Whether a Data.db source checks what it reads against the sstable's checksums. The policy is Cassandra's and
+// ScyllaDB's: compressed chunks are always checked (their CRC32 sits next to them and decompressing garbage is
+// not an option), but CRC.db, which covers uncompressed Data.db in 64 KiB chunks, is checked only by what is
+// about integrity: `reef sstable validate` and validate-checksums (and, in Cassandra, the verifier and
+// streaming). Ordinary reads (the sstable readers, forward and reversed; the full scans of compaction,
+// dump-data, upgrade) read uncompressed Data.db unchecked, only the bytes they ask for; the parser's own checks
+// (lengths, vints, kinds, ordering) turn damage it meets into malformed_sstable_exception.
+enum class integrity_check : bool { no, yes };
+
+// Bytes [pos, pos + len) of the uncompressed Data.db. Compressed: decompressed chunk by chunk, each chunk's
+// CRC32 checked whatever `check` says. Uncompressed with `yes` and CRC.db: read in CRC.db's chunks, each checked.
+// Otherwise: a plain read-ahead file source over exactly [pos, pos + len) (aligned O_DIRECT reads that start
+// small and grow with a sequential scan). data is Data.db opened.
+data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len, integrity_check check);
 
 } // namespace reef::sstables

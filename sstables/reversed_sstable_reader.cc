@@ -216,7 +216,7 @@ private:
         }
         auto open = [data = _h.data, components = _h.components, permit = _permit, file = _h.data_file](uint64_t pos,
                                                                                                        uint64_t len) {
-            return make_permit_checked_source(make_data_source(data, *components, pos, len), permit, file);
+            return make_permit_checked_source(make_data_source(data, *components, pos, len, integrity_check::no), permit, file);
         };
         auto src = make_partition_reversing_data_source(std::move(open), *_h.header, _h.data_file, loc->start, loc->end,
                                                         start, _options);

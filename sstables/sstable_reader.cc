@@ -161,7 +161,7 @@ private:
             co_return;
         }
         _range_end = dr.end;
-        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, dr.start, dr.end - dr.start),
+        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, dr.start, dr.end - dr.start, integrity_check::no),
                                           _permit, _h.data_file);
         _src_open = true;
         _src_next = dr.start;
@@ -243,7 +243,7 @@ private:
         // Behind the source (a value staged across buffers): start a new source there.
         co_await _src.close();
         _src_open = false;
-        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, at, _range_end - at), _permit,
+        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, at, _range_end - at, integrity_check::no), _permit,
                                           _h.data_file);
         _src_open = true;
         _src_next = at;

@@ -34,7 +34,7 @@ future<> write_as_me(descriptor d, descriptor out, compression_choice compressio
     auto schema = schema_from_header(*st.header);
     auto data_name = d.filename(component_type::data);
     auto f = co_await open_file_dma(data_name, open_flags::ro);
-    auto src = make_data_source(f, components, 0, components.data_length());
+    auto src = make_data_source(f, components, 0, components.data_length(), integrity_check::no);
     auto header = std::make_shared<const serialization_header>(*st.header);
     auto reader = make_mx_full_scan_reader(schema, header, std::move(src), data_name, components.data_length(),
                                            dht::partition_range::full(), token_function_for(st.validation->partitioner));

@@ -33,7 +33,7 @@ struct validation {
 future<> read_checked(const sstable_components& c) {
     auto f = co_await open_file_dma(c.desc.filename(component_type::data), open_flags::ro);
     co_await with_closeable(std::move(f), [&](file& f) {
-        return with_closeable(make_data_source(f, c, 0, c.data_length()), [](data_source& src) -> future<> {
+        return with_closeable(make_data_source(f, c, 0, c.data_length(), integrity_check::yes), [](data_source& src) -> future<> {
             while (!(co_await src.get()).empty()) {
             }
         });
@@ -110,7 +110,7 @@ future<> check_order(const descriptor& d, const sstable_components& c, scan_coun
     auto s = schema_from_header(*header);
     auto token = token_function_for(st.validation ? st.validation->partitioner : "", stats_path);
     auto f = co_await open_file_dma(data_path, open_flags::ro);
-    auto reader = make_mx_full_scan_reader(s, header, make_data_source(f, c, 0, c.data_length()), data_path,
+    auto reader = make_mx_full_scan_reader(s, header, make_data_source(f, c, 0, c.data_length(), integrity_check::yes), data_path,
                                            c.data_length(), dht::partition_range::full(), std::move(token));
     fragment_stream_validator validator(*s);
     std::exception_ptr err;

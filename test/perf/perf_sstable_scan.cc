@@ -73,7 +73,7 @@ future<scan_run> scan_once(descriptor d, schema_ptr s) {
     auto stats = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_path);
     auto header = std::make_shared<const serialization_header>(*stats.header);
     auto f = co_await open_file_dma(d.filename(component_type::data), open_flags::ro);
-    auto reader = make_mx_full_scan_reader(s, header, make_data_source(f, components, 0, components.data_length()),
+    auto reader = make_mx_full_scan_reader(s, header, make_data_source(f, components, 0, components.data_length(), integrity_check::no),
                                            d.filename(component_type::data), components.data_length());
     std::exception_ptr err;
     try {

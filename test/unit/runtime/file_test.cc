@@ -7,6 +7,7 @@
 #include "test/lib/reef_test.hh"
 #include "test/lib/tmpdir.hh"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fcntl.h>
 #include <random>
@@ -183,6 +184,54 @@ BOOST_AUTO_TEST_CASE(test_input_stream_every_backend) {
         co_await deep.close();
         BOOST_CHECK_GE(n, 70u);
         BOOST_CHECK_LT(engine().io().reads_blocked - blocked_before, n);
+        co_await f.close();
+    });
+}
+
+// initial_buffer_size: reads start small and double up to buffer_size, and start small again after a skip past
+// the reads in flight; the bytes are the same as with fixed-size reads.
+BOOST_AUTO_TEST_CASE(test_input_stream_growing_reads) {
+    testing::tmpdir dir;
+    on_every_backend([&](std::string) -> future<> {
+        auto data = pattern(1 << 20, 5);
+        auto f = co_await write_file(dir.path() + "/g", data);
+        uint64_t a = f.disk_read_dma_alignment();
+        file_input_stream_options opts;
+        opts.buffer_size = 128 * 1024;
+        opts.initial_buffer_size = 4096;
+        for (auto [off, len] : std::vector<std::pair<uint64_t, uint64_t>>{{0, 1 << 20}, {4097, 700000}, {123, 10}}) {
+            auto in = make_file_input_stream(f, off, len, opts);
+            std::string got;
+            std::vector<size_t> sizes;
+            while (true) {
+                auto b = co_await in.read();
+                if (b.empty()) {
+                    break;
+                }
+                sizes.push_back(b.size());
+                got.append(b.get(), b.size());
+            }
+            co_await in.close();
+            BOOST_REQUIRE_MESSAGE(got == data.substr(off, len), "off=" << off << " len=" << len);
+            // Buffers grow from one read of at most max(4096, alignment) to 128 KiB.
+            BOOST_CHECK_LE(sizes.front(), std::max<uint64_t>(4096, a));
+            if (len >= 700000) {
+                BOOST_CHECK_EQUAL(*std::max_element(sizes.begin(), sizes.end()), 128u * 1024);
+                BOOST_CHECK_LT(sizes.size(), 20u);
+            }
+        }
+        // A short read of a long range reads little: one small read (the read-ahead starts with the second).
+        auto before = f.io_counters();
+        auto in = make_file_input_stream(f, 8192, 900000, opts);
+        auto x = co_await in.read_exactly(100);
+        BOOST_CHECK(x.view() == std::string_view(data).substr(8192, 100));
+        // A skip far past the reads in flight starts small again.
+        co_await in.skip(500000);
+        auto y = co_await in.read_exactly(100);
+        BOOST_CHECK(y.view() == std::string_view(data).substr(8192 + 100 + 500000, 100));
+        co_await in.close();
+        uint64_t small = std::max<uint64_t>(4096, a);
+        BOOST_CHECK_LE(f.io_counters().bytes - before.bytes, 2 * small + 2 * a);
         co_await f.close();
     });
 }

@@ -49,7 +49,7 @@ future<> read_everything(const descriptor& d, const schema_ptr& table) {
     auto f = co_await open_file_dma(d.filename(component_type::data), open_flags::ro);
     std::exception_ptr err;
     try {
-        auto src = make_data_source(f, c, 0, c.data_length());
+        auto src = make_data_source(f, c, 0, c.data_length(), integrity_check::yes);
         uint64_t total = 0;
         std::exception_ptr read_err;
         try {

@@ -193,7 +193,7 @@ future<std::vector<mutation_fragment>> read_reversed_partition(const schema_ptr&
     uint64_t p = w.entries[i].data_position;
     uint64_t q = i + 1 < w.entries.size() ? w.entries[i + 1].data_position : w.components.data_length();
     auto open = [&w, &bytes_read](uint64_t pos, uint64_t len) {
-        return data_source(std::make_unique<counting_source>(make_data_source(w.data, w.components, pos, len), bytes_read));
+        return data_source(std::make_unique<counting_source>(make_data_source(w.data, w.components, pos, len, integrity_check::no), bytes_read));
     };
     auto file = w.d.filename(component_type::data);
     auto src = make_partition_reversing_data_source(open, *w.header, file, p, q, start, o);
@@ -365,7 +365,7 @@ REEF_TEST_CASE(partition_reversing_data_source_reverses_every_partition) {
                 auto w = co_await load_written(d);
                 std::vector<std::vector<mutation_fragment>> forward;
                 {
-                    auto r = make_mx_full_scan_reader(s, w.header, make_data_source(w.data, w.components, 0, w.components.data_length()),
+                    auto r = make_mx_full_scan_reader(s, w.header, make_data_source(w.data, w.components, 0, w.components.data_length(), integrity_check::no),
                                                       d.filename(component_type::data), w.components.data_length());
                     forward = partitions_of(co_await read_and_close(std::move(r), false));
                 }
@@ -705,7 +705,7 @@ REEF_TEST_CASE(partition_reversing_data_source_refuses_corrupt_partitions) {
     auto w = co_await load_written(d);
     std::string data;
     {
-        auto src = make_data_source(w.data, w.components, 0, w.components.data_length());
+        auto src = make_data_source(w.data, w.components, 0, w.components.data_length(), integrity_check::no);
         while (true) {
             auto b = co_await src.get();
             if (b.empty()) {
@@ -881,7 +881,7 @@ REEF_TEST_CASE(partition_reversing_data_source_reads_oa) {
             auto w = co_await load_written(d);
             std::vector<std::vector<mutation_fragment>> forward;
             {
-                auto r = make_mx_full_scan_reader(s, w.header, make_data_source(w.data, w.components, 0, w.components.data_length()),
+                auto r = make_mx_full_scan_reader(s, w.header, make_data_source(w.data, w.components, 0, w.components.data_length(), integrity_check::no),
                                                   d.filename(component_type::data), w.components.data_length());
                 forward = partitions_of(co_await read_and_close(std::move(r), false));
             }

@@ -67,7 +67,7 @@ future<read_back_result> read_back(descriptor d, schema_ptr s,
         co_await verify_digest(d.filename(component_type::data), *r.components.digest);
     }
     auto f = co_await open_file_dma(d.filename(component_type::data), open_flags::ro);
-    auto src = make_data_source(f, r.components, 0, r.components.data_length());
+    auto src = make_data_source(f, r.components, 0, r.components.data_length(), integrity_check::yes);
     auto header = std::make_shared<const serialization_header>(*r.stats.header);
     auto reader = make_mx_full_scan_reader(s, header, std::move(src), d.filename(component_type::data),
                                            r.components.data_length(), dht::partition_range::full(), std::move(token));

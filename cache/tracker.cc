@@ -44,6 +44,18 @@ metrics::metric_groups cache_tracker::register_metrics() {
                         m::description("parsed index pages evicted")),
         m::make_counter("index_populations", [this] { return _index_stats.populations; },
                         m::description("parsed index pages added")),
+        m::make_counter("row_hits", [this] { return _row_stats.hits; },
+                        m::description("partitions a read took from the row cache alone")),
+        m::make_counter("row_misses", [this] { return _row_stats.misses; },
+                        m::description("partitions or ranges the row cache read from the sstables")),
+        m::make_counter("row_populations", [this] { return _row_stats.populations; },
+                        m::description("partitions put into the row cache")),
+        m::make_counter("row_evictions", [this] { return _row_stats.evictions; },
+                        m::description("row cache partitions evicted")),
+        m::make_counter("row_invalidations", [this] { return _row_stats.invalidations; },
+                        m::description("row cache partitions dropped by a flush or compaction")),
+        m::make_gauge("row_partitions", [this] { return int64_t(_row_stats.partitions); },
+                      m::description("partitions in the row cache")),
     });
     return g;
 }

@@ -30,6 +30,16 @@ struct index_cache_stats {
     uint64_t populations = 0;
 };
 
+// The row cache (db/row_cache.hh): partitions read, by where they came from, and its entries' lives.
+struct row_cache_stats {
+    uint64_t hits = 0;           // partitions (or known absences) a read took from the cache alone
+    uint64_t misses = 0;         // partitions or partition ranges a read had to ask the sstables for
+    uint64_t populations = 0;    // partitions (or absences) the sstables' answer was put into the cache for
+    uint64_t evictions = 0;      // entries given back (budget, drop_caches)
+    uint64_t invalidations = 0;  // entries dropped because the sstables changed under them (flush, compaction)
+    uint64_t partitions = 0;     // entries held now
+};
+
 // The default budget of a shard's caches until configuration sets one.
 inline constexpr size_t default_shard_cache_budget = size_t(64) << 20;
 
@@ -45,6 +55,8 @@ public:
     const cached_file_stats& file_stats() const noexcept { return _file_stats; }
     index_cache_stats& index_stats() noexcept { return _index_stats; }
     const index_cache_stats& index_stats() const noexcept { return _index_stats; }
+    row_cache_stats& row_stats() noexcept { return _row_stats; }
+    const row_cache_stats& row_stats() const noexcept { return _row_stats; }
 
     // Evicts everything that is not in use.
     void drop_caches() noexcept { _lru.evict_all(); }
@@ -58,6 +70,7 @@ private:
     class lru _lru;
     cached_file_stats _file_stats;
     index_cache_stats _index_stats;
+    row_cache_stats _row_stats;
 };
 
 // The calling shard's tracker (created on first use, destroyed with the

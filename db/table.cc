@@ -24,7 +24,18 @@ table::table(schema_ptr s, table_config cfg)
             return sstables::write_sstable(r, std::move(s), std::move(d), std::move(o));
         };
     }
+    if (_cfg.enable_cache) {
+        auto& tracker = _cfg.cache_tracker ? *_cfg.cache_tracker : cache::shard_cache_tracker();
+        _cache = std::make_unique<row_cache>(
+            _schema,
+            [this](const dht::partition_range& range, const clustering_ranges& slice, reader_permit permit) {
+                return make_sstables_reader(range, slice, std::move(permit));
+            },
+            tracker);
+    }
 }
+
+table::~table() = default;
 
 future<> table::start() {
     auto& dir = _cfg.directory;
@@ -110,9 +121,13 @@ future<> table::flush_sealed() {
             std::rethrow_exception(err);
         }
         auto sst = co_await open_table_sstable(d);
-        // One step, no suspension: the sstable joins the set as the memtable leaves, so no read misses it.
+        // One step, no suspension: the sstable joins the set as the memtable leaves, so no read misses it, and
+        // the row cache forgets what the memtable changed (and refuses populations read before this).
         _sstables.push_back(std::move(sst));
         _sealed.erase(std::find(_sealed.begin(), _sealed.end(), mt));
+        if (_cache) {
+            _cache->invalidate(*mt);
+        }
         ++_flushes;
     }
 }
@@ -125,6 +140,14 @@ future<> table::flush() {
 mutation_reader table::make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed,
                                    streamed_forwarding fwd, combined_reader_stats* stats, cache::bypass_cache bypass,
                                    reader_permit permit) {
+    bool use_cache = _cache && bypass == cache::bypass_cache::no && !_sstables.empty();
+    bool memtables_empty = _active->empty() &&
+                           std::all_of(_sealed.begin(), _sealed.end(), [](auto& mt) { return mt->empty(); });
+    if (use_cache && memtables_empty) {
+        // Nothing to merge: the cache alone (a write applied during the read is not seen, which a read that
+        // started before it may do; `stats` counts nothing, as there is no combined reader).
+        return _cache->make_reader(range, std::move(slice), reversed, fwd, std::move(permit));
+    }
     std::vector<combined_reader_source> sources;
     auto add_memtable = [&](const std::shared_ptr<memtable>& mt) {
         if (!mt->empty()) {
@@ -138,12 +161,36 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
     for (auto& mt : _sealed) {
         add_memtable(mt);
     }
-    for (auto& sst : _sstables) {
-        sources.push_back({make_sstable_reader(sst, _schema, range, slice, reversed, streamed_forwarding::yes, bypass,
-                                               permit),
-                           sst->max_timestamp, streamed_forwarding::yes});
+    if (use_cache) {
+        auto max_ts = api::missing_timestamp;
+        for (auto& sst : _sstables) {
+            max_ts = std::max(max_ts, sst->max_timestamp);
+        }
+        sources.push_back({_cache->make_reader(range, slice, reversed, streamed_forwarding::yes, permit), max_ts,
+                           streamed_forwarding::yes});
+    } else {
+        for (auto& sst : _sstables) {
+            sources.push_back({make_sstable_reader(sst, _schema, range, slice, reversed, streamed_forwarding::yes,
+                                                   bypass, permit),
+                               sst->max_timestamp, streamed_forwarding::yes});
+        }
     }
     return make_combined_reader(_schema, std::move(sources), reversed, fwd, stats);
+}
+
+mutation_reader table::make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
+                                            reader_permit permit) {
+    if (_sstables.size() == 1) {
+        return make_sstable_reader(_sstables.front(), _schema, range, slice, false, streamed_forwarding::no,
+                                   cache::bypass_cache::no, std::move(permit));
+    }
+    std::vector<combined_reader_source> sources;
+    for (auto& sst : _sstables) {
+        sources.push_back({make_sstable_reader(sst, _schema, range, slice, false, streamed_forwarding::yes,
+                                               cache::bypass_cache::no, permit),
+                           sst->max_timestamp, streamed_forwarding::yes});
+    }
+    return make_combined_reader(_schema, std::move(sources), false, streamed_forwarding::no);
 }
 
 std::vector<sstables::descriptor> table::sstable_descriptors() const {
@@ -206,7 +253,10 @@ future<> table::compact_all(deletion_time_type now) {
     if (written.partitions) {
         out = co_await open_table_sstable(d);
     }
-    // One step: the output replaces its inputs in the set.
+    // One step: the output replaces its inputs in the set, and the row cache starts over.
+    if (_cache) {
+        _cache->clear();
+    }
     std::erase_if(_sstables, [&](auto& s) { return std::find(compacting.begin(), compacting.end(), s) != compacting.end(); });
     if (out) {
         _sstables.push_back(std::move(out));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "db/memtable.hh"
+#include "db/row_cache.hh"
 #include "db/table_sstable.hh"
 #include "reader/combined_reader.hh"
 #include "reader/mutation_reader.hh"
@@ -26,6 +27,11 @@ struct table_config {
     std::string directory;
     // A memtable whose occupancy() reaches this many bytes is sealed and flushed in the background.
     size_t memtable_flush_threshold = 64 << 20;
+    // Reads of the sstables go through a row cache (db/row_cache.hh), as in ScyllaDB; tests of the sstable read
+    // path turn it off.
+    bool enable_cache = true;
+    // The cache tracker the row cache charges its partitions to: the shard's (shard_cache_tracker()) by default.
+    cache::cache_tracker* cache_tracker = nullptr;
     // Writes an sstable (the default: sstables::write_sstable). Tests inject failures here.
     std::function<future<sstables::written_sstable>(mutation_reader&, schema_ptr, sstables::descriptor,
                                                      sstables::writer_options)>
@@ -36,6 +42,7 @@ class table {
 public:
     table(schema_ptr s, table_config cfg);
     table(const table&) = delete;
+    ~table();
 
     // Loads the directory's sstables (created if missing; partial writes removed first). Call once, before use.
     future<> start();
@@ -53,6 +60,8 @@ public:
     // sstables' files until their readers are closed. `slice` in the read's order (reverse_ranges).
     // `stats`, if given, counts the combined reader's skips and must outlive the reader. `bypass`: the sstables'
     // index pages go through private caches, leaving the shard's caches as they were (CQL's BYPASS CACHE).
+    // Through the row cache, unless the table has none or `bypass`: then the sstables are read directly and the
+    // row cache is neither read nor filled.
     // `permit`: the read's admission, deadline and memory account (obtain it from the shard's
     // reader_concurrency_semaphore before calling); every sstable reader of the read checks its deadline before each
     // I/O and charges its buffers to it. The default has no limits.
@@ -81,12 +90,17 @@ public:
     const memtable& active_memtable() const noexcept { return *_active; }
     uint64_t flushes() const noexcept { return _flushes; }
     uint64_t failed_flushes() const noexcept { return _failed_flushes; }
+    // The row cache (null when disabled).
+    row_cache* cache() noexcept { return _cache.get(); }
 
 private:
     void seal_active();
     future<> flush_sealed();
     sstables::descriptor next_descriptor();
     future<sstables::written_sstable> write(mutation_reader& r, sstables::descriptor d);
+    // What the row cache reads: the sstable set as it is when called, merged, forward, without forwarding.
+    mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
+                                         reader_permit permit);
     api::timestamp_type max_purgeable(const dht::decorated_key& k,
                                       const std::vector<std::shared_ptr<table_sstable>>& compacting) const;
 
@@ -95,6 +109,7 @@ private:
     std::shared_ptr<memtable> _active;
     std::deque<std::shared_ptr<memtable>> _sealed;  // oldest first
     std::vector<std::shared_ptr<table_sstable>> _sstables;
+    std::unique_ptr<row_cache> _cache;
     uint64_t _last_generation = 0;
     semaphore _flush_sem{1};
     semaphore _compaction_sem{1};

@@ -1,0 +1,182 @@
+// The row cache's entries, continuity, population, invalidation and eviction. Its reader is row_cache_reader.cc.
+#include "db/row_cache.hh"
+
+#include <algorithm>
+
+namespace reef {
+
+void clustering_continuity::add(const schema& s, const clustering_ranges& ranges) {
+    position_in_partition_comparator cmp(s);
+    for (auto& r : ranges) {
+        if (cmp(r.start, r.end) >= 0) {
+            continue;
+        }
+        // The first range that ends at or after r's start (touching ones merge).
+        auto first = std::partition_point(_ranges.begin(), _ranges.end(),
+                                          [&](const position_range& x) { return cmp(x.end, r.start) < 0; });
+        // One past the last range that starts at or before r's end.
+        auto last = std::partition_point(first, _ranges.end(),
+                                         [&](const position_range& x) { return cmp(x.start, r.end) <= 0; });
+        if (first == last) {
+            _ranges.insert(first, r);
+            continue;
+        }
+        position_range merged{cmp(first->start, r.start) < 0 ? first->start : r.start,
+                              cmp(std::prev(last)->end, r.end) > 0 ? std::prev(last)->end : r.end};
+        auto at = _ranges.erase(first, last);
+        _ranges.insert(at, std::move(merged));
+    }
+}
+
+bool clustering_continuity::contains(const schema& s, const clustering_ranges& ranges) const {
+    position_in_partition_comparator cmp(s);
+    for (auto& r : ranges) {
+        if (cmp(r.start, r.end) >= 0) {
+            continue;
+        }
+        // The only range that can hold r: the first one ending after r's start.
+        auto it = std::partition_point(_ranges.begin(), _ranges.end(),
+                                       [&](const position_range& x) { return cmp(x.end, r.start) <= 0; });
+        if (it == _ranges.end() || cmp(it->start, r.start) > 0 || cmp(it->end, r.end) < 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+namespace {
+
+// What an entry costs besides its memtable's occupancy: the entry, its map node and its key (as the memtable
+// counts a partition's).
+size_t entry_overhead(const dht::decorated_key& k) noexcept {
+    return 160 + k.key().size();
+}
+
+} // namespace
+
+row_cache::row_cache(schema_ptr s, row_cache_underlying underlying, cache::cache_tracker& tracker)
+    : _schema(std::move(s)), _underlying(std::move(underlying)), _tracker(tracker) {}
+
+row_cache::~row_cache() {
+    _tracker.row_stats().partitions -= _entries.size();
+    // Entries leave the LRU as they are destroyed (lru_item's destructor).
+    _entries.clear();
+}
+
+void row_cache::entry::on_evict() noexcept {
+    auto& c = cache;
+    ++c._stats.evictions;
+    ++c._tracker.row_stats().evictions;
+    // Destroys this entry: nothing of it is touched afterwards.
+    c.erase(c._entries.find(key));
+}
+
+void row_cache::break_continuity_before(entries_type::iterator it) noexcept {
+    if (it == _entries.end()) {
+        _continuous_after_last = false;
+    } else {
+        it->second->continuous_before = false;
+    }
+}
+
+void row_cache::erase(entries_type::iterator it) noexcept {
+    break_continuity_before(std::next(it));
+    --_stats.partitions;
+    --_tracker.row_stats().partitions;
+    // The entry's destructor unlinks it and gives its charge back.
+    _entries.erase(it);
+}
+
+void row_cache::recharge(entry& e) noexcept {
+    size_t want = entry_overhead(e.key) + (e.data ? e.data->occupancy() : 0);
+    if (want > e.charged()) {
+        _tracker.lru().charge(e, want - e.charged());
+    }
+}
+
+std::shared_ptr<memtable> row_cache::populate(const dht::decorated_key& key, const mutation* m,
+                                              const clustering_ranges& forward_slice,
+                                              const std::optional<dht::decorated_key>& after, bool from_ring_start) {
+    auto it = _entries.find(key);
+    if (it == _entries.end()) {
+        auto next = _entries.lower_bound(key);
+        auto e = std::make_unique<entry>(*this, key);
+        // The entry splits its range in two: both halves are as continuous as the whole was.
+        e->continuous_before = continuous_before(next);
+        it = _entries.emplace_hint(next, key, std::move(e));
+        ++_stats.partitions;
+        ++_tracker.row_stats().partitions;
+    }
+    auto& e = *it->second;
+    if (m) {
+        if (!e.data) {
+            e.data = std::make_shared<memtable>(_schema);
+        }
+        e.data->apply(*m);
+        e.continuity.add(*_schema, forward_slice);
+    }
+    mark_continuous_before(it, after, from_ring_start);
+    ++_stats.populations;
+    ++_tracker.row_stats().populations;
+    auto data = e.data;
+    recharge(e);
+    // Most recently used; may evict anything, this entry included (its data lives on in `data`).
+    _tracker.lru().link(e);
+    return data;
+}
+
+void row_cache::mark_continuous_before(entries_type::iterator it, const std::optional<dht::decorated_key>& after,
+                                       bool from_ring_start) noexcept {
+    // Back from `it` over absences (which the underlying's answer agrees with) to `after` or the ring's start.
+    auto first = it;
+    while (true) {
+        if (first == _entries.begin()) {
+            if (after || !from_ring_start) {
+                return;
+            }
+            break;
+        }
+        auto p = std::prev(first);
+        if (after && p->first == *after) {
+            break;
+        }
+        if (p->second->data) {
+            return;
+        }
+        first = p;
+    }
+    for (; first != it; ++first) {
+        first->second->continuous_before = true;
+    }
+    if (it == _entries.end()) {
+        _continuous_after_last = true;
+    } else {
+        it->second->continuous_before = true;
+    }
+}
+
+void row_cache::invalidate(const memtable& flushed) {
+    ++_phase;
+    for (auto& [k, p] : flushed.partitions()) {
+        auto it = _entries.lower_bound(k);
+        if (it != _entries.end() && it->first == k) {
+            ++_stats.invalidations;
+            ++_tracker.row_stats().invalidations;
+            erase(it);
+        } else {
+            break_continuity_before(it);
+        }
+    }
+}
+
+void row_cache::clear() {
+    ++_phase;
+    _stats.invalidations += _entries.size();
+    _tracker.row_stats().invalidations += _entries.size();
+    _tracker.row_stats().partitions -= _entries.size();
+    _stats.partitions = 0;
+    _entries.clear();
+    _continuous_after_last = false;
+}
+
+} // namespace reef

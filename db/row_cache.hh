@@ -1,0 +1,132 @@
+// row_cache: one table's partitions as the sstables hold them, kept in memory in front of the sstable set, with
+// their continuity (what is known to be complete), so that a read inside it does no I/O. ScyllaDB's row cache.
+#pragma once
+
+#include "cache/lru.hh"
+#include "cache/tracker.hh"
+#include "db/memtable.hh"
+#include "reader/mutation_reader.hh"
+#include "reader/position_range.hh"
+#include "reader/reader_permit.hh"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace reef {
+
+// Clustering continuity: the forward position ranges over which a cached partition holds everything the sstables
+// hold, as sorted, disjoint, non-touching [start, end) ranges.
+class clustering_continuity {
+public:
+    // Adds ranges (forward order; empty ones are ignored).
+    void add(const schema& s, const clustering_ranges& ranges);
+    // Whether every range of `ranges` (forward) lies inside one range of the set (empty ones always do).
+    bool contains(const schema& s, const clustering_ranges& ranges) const;
+    const clustering_ranges& ranges() const noexcept { return _ranges; }
+
+private:
+    clustering_ranges _ranges;
+};
+
+// The sstables a cache is in front of: a reader of the set as it is now over `range`, sliced by `slice` (forward
+// ranges), forward, without forwarding, charged to `permit`.
+using row_cache_underlying =
+    std::function<mutation_reader(const dht::partition_range& range, const clustering_ranges& slice, reader_permit permit)>;
+
+class row_cache_reader;
+
+// One table's cache on one shard. Entries are partitions by ring position, each a one-partition memtable (merged by
+// apply, read by make_memtable_reader with slices, reversed and forwarding windows) with its clustering continuity,
+// or an absence (the sstables hold nothing for the key). Partition continuity: each entry says whether every
+// partition the sstables hold between the previous entry (or the ring's start) and it is in the cache, and one flag
+// says it of the range after the last entry; so a scan of a continuous range and a read of a key known absent do
+// no I/O.
+//
+// A read takes what it can from the cache and asks the underlying for the rest, then puts that in the cache
+// ("populates") and serves it from there. Whenever the sstable set changes (a flush adds what a memtable held,
+// compaction rewrites sstables) the owner calls invalidate() or clear() in the same step, which drops what became
+// stale and starts a new population phase: a read whose underlying reader was made in an older phase still serves
+// what it read (the table's memtables fill in the rest) but puts none of it into the cache.
+//
+// Entries are charged to the tracker's LRU (their memtable's occupancy) and evicted whole, least recently used
+// first; eviction breaks partition continuity around the entry. A reader keeps reading a partition that was
+// evicted or invalidated under it (it shares the memtable). Readers must be closed before the cache is destroyed.
+class row_cache {
+public:
+    row_cache(schema_ptr s, row_cache_underlying underlying, cache::cache_tracker& tracker);
+    row_cache(const row_cache&) = delete;
+    ~row_cache();
+
+    // The partitions of `range`, sliced by `slice` (in the read's order), forward or reversed, with clustering
+    // windows when fwd == yes: the stream make_memtable_reader gives of the same data.
+    mutation_reader make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed = false,
+                                streamed_forwarding fwd = streamed_forwarding::no, reader_permit permit = reader_permit());
+
+    // The sstables now also hold what `flushed` held: its partitions leave the cache and partition continuity is
+    // broken at each of its keys. Starts a new population phase.
+    void invalidate(const memtable& flushed);
+    // Everything leaves the cache (compaction rewrote the sstables). Starts a new population phase.
+    void clear();
+
+    uint64_t phase() const noexcept { return _phase; }
+    size_t partition_count() const noexcept { return _entries.size(); }
+    // This cache's figures (the tracker sums those of every cache on it).
+    const cache::row_cache_stats& stats() const noexcept { return _stats; }
+    cache::cache_tracker& tracker() noexcept { return _tracker; }
+    const schema_ptr& schema() const noexcept { return _schema; }
+
+private:
+    friend class row_cache_reader;
+
+    struct entry final : cache::lru_item {
+        entry(row_cache& c, dht::decorated_key k) : cache(c), key(std::move(k)) {}
+        row_cache& cache;
+        dht::decorated_key key;
+        std::shared_ptr<memtable> data;  // null: the sstables hold nothing for the key
+        clustering_continuity continuity;
+        bool continuous_before = false;
+        void on_evict() noexcept override;
+    };
+    using entries_type = std::map<dht::decorated_key, std::unique_ptr<entry>, partition_key_less>;
+
+    // The first entry not before the range's start, and whether the ring between its predecessor (or the ring's
+    // start) and it (or the ring's end) is continuous.
+    entries_type::iterator lower_bound(const dht::partition_range& r) { return _entries.lower_bound(partition_range_start{&r}); }
+    bool continuous_before(entries_type::iterator it) const noexcept {
+        return it == _entries.end() ? _continuous_after_last : it->second->continuous_before;
+    }
+    // Breaks partition continuity between `it`'s predecessor and it.
+    void break_continuity_before(entries_type::iterator it) noexcept;
+    // Removes the entry, breaking continuity around it.
+    void erase(entries_type::iterator it) noexcept;
+
+    // Puts what the underlying gave for `key` (nullopt: nothing) into the cache, with `forward_slice` added to its
+    // clustering continuity; `after`: the key of the entry the underlying's answer is known to follow directly
+    // (nothing between them), or, with `from_ring_start`, the ring's start: partition continuity before the entry is
+    // set when that is still its predecessor. Returns the partition's memtable (null for an absence). May evict.
+    std::shared_ptr<memtable> populate(const dht::decorated_key& key, const mutation* m, const clustering_ranges& forward_slice,
+                                       const std::optional<dht::decorated_key>& after, bool from_ring_start);
+    // The underlying showed nothing between `after` (or, with from_ring_start, the ring's start) and `it` (end():
+    // the ring's end): marks that range continuous if nothing but absences lies between them in the cache.
+    void mark_continuous_before(entries_type::iterator it, const std::optional<dht::decorated_key>& after,
+                                bool from_ring_start) noexcept;
+    void recharge(entry& e) noexcept;
+    void touch(entry& e) noexcept { _tracker.lru().touch(e); }
+
+    void count_hit() noexcept { ++_stats.hits; ++_tracker.row_stats().hits; }
+    void count_miss() noexcept { ++_stats.misses; ++_tracker.row_stats().misses; }
+
+    schema_ptr _schema;
+    row_cache_underlying _underlying;
+    cache::cache_tracker& _tracker;
+    entries_type _entries;
+    bool _continuous_after_last = false;
+    uint64_t _phase = 0;
+    cache::row_cache_stats _stats;
+};
+
+} // namespace reef

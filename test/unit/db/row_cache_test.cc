@@ -1,0 +1,403 @@
+// The row cache, through the table that owns it: random writes, flushes, compactions and reads (ranges, slices,
+// forward and reversed, forwarding windows, next_partition, bypass) against the model, with cache budgets from
+// nothing to plenty and reads kept open across flushes; and hits that are hits: a repeated read does no I/O.
+#include "cache/tracker.hh"
+#include "db/table.hh"
+#include "mutation/mutation.hh"
+#include "runtime/reactor.hh"
+#include "test/lib/combined_model.hh"
+#include "test/lib/mutation_model.hh"
+#include "test/lib/random_mutation.hh"
+#include "test/lib/reef_test.hh"
+#include "test/lib/simple_keys.hh"
+#include "test/lib/tmpdir.hh"
+#include "test/lib/writable_mutation.hh"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace reef;
+using namespace reef::testing;
+
+namespace {
+
+std::string describe(const std::vector<mutation>& ms) {
+    std::string out;
+    for (auto& m : ms) {
+        out += to_string(m) + "\n";
+    }
+    return out;
+}
+
+bool is_empty(const mutation& m) {
+    auto fs = to_fragments(m);
+    return fs.size() == 2 && !std::get<partition_start>(fs.front()).partition_tombstone;
+}
+
+// The partitions read, shadowed data dropped, without the ones that hold nothing (a compaction may drop a
+// partition whose data its own tombstones delete, a read gives it as an empty partition).
+std::vector<mutation> visible_partitions(const read_result& r) {
+    std::vector<mutation> out;
+    for (auto& m : r.mutations) {
+        auto v = visible(m);
+        if (!is_empty(v)) {
+            out.push_back(std::move(v));
+        }
+    }
+    return out;
+}
+
+std::vector<dht::decorated_key> keys_of(const mutation_model& model) {
+    std::vector<dht::decorated_key> keys;
+    for (auto& [k, m] : model) {
+        keys.push_back(k);
+    }
+    return keys;
+}
+
+// A read as a plan: one range, or (sometimes) a few increasing ones walked by fast_forward_to; a random slice,
+// direction and (sometimes) forwarding windows; some partitions left by next_partition.
+struct read_case {
+    read_plan plan;
+    clustering_ranges slice;  // in the read's order
+    bool reversed = false;
+    cache::bypass_cache bypass = cache::bypass_cache::no;
+};
+
+read_case random_read(mutation_generator& g, const mutation_model& model) {
+    read_case c;
+    auto keys = keys_of(model);
+    // A few keys never written, so that reads of absent keys happen.
+    for (int i = 0; i < 3; ++i) {
+        keys.push_back(pkey(g.rnd(31, 40)));
+    }
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    switch (g.rnd(0, 3)) {
+    case 0: c.plan.ranges.push_back(dht::partition_range::full()); break;
+    case 1: c.plan.ranges.push_back(dht::partition_range::singular(keys[size_t(g.rnd(0, int(keys.size()) - 1))])); break;
+    case 2: c.plan.ranges.push_back(random_partition_range(g, keys)); break;
+    case 3: {
+        // Increasing singular or closed ranges over sorted picks of the keys.
+        std::vector<size_t> picks;
+        for (int i = g.rnd(2, 6); i > 0; --i) {
+            picks.push_back(size_t(g.rnd(0, int(keys.size()) - 1)));
+        }
+        std::sort(picks.begin(), picks.end());
+        picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
+        for (size_t i = 0; i + 1 < picks.size(); i += 2) {
+            c.plan.ranges.push_back(dht::partition_range({{dht::ring_position::for_key(keys[picks[i]]), true}},
+                                                         {{dht::ring_position::for_key(keys[picks[i + 1]]), g.rnd(0, 1) == 0}}));
+        }
+        if (c.plan.ranges.empty()) {
+            c.plan.ranges.push_back(dht::partition_range::singular(keys[picks.front()]));
+        }
+        break;
+    }
+    }
+    for (auto& k : keys) {
+        if (g.rnd(0, 7) == 0) {
+            c.plan.skipped.insert(k);
+        }
+    }
+    c.reversed = g.rnd(0, 1);
+    auto forward = g.rnd(0, 2) == 0 ? clustering_ranges{position_range::full()} : g.make_ranges();
+    c.slice = c.reversed ? reverse_ranges(forward) : forward;
+    if (g.rnd(0, 3) == 0) {
+        auto w = g.make_ranges();
+        c.plan.windows = c.reversed ? reverse_ranges(w) : w;
+    }
+    c.bypass = g.rnd(0, 4) == 0 ? cache::bypass_cache::yes : cache::bypass_cache::no;
+    return c;
+}
+
+future<read_result> read_model(const schema_ptr& s, const mutation_model& model, const read_case& c) {
+    std::vector<mutation_fragment> fs;
+    for (auto& [k, m] : model) {
+        for (auto& f : to_fragments(m, c.reversed)) {
+            fs.push_back(std::move(f));
+        }
+    }
+    auto fwd = c.plan.windows ? streamed_forwarding::yes : streamed_forwarding::no;
+    auto r = make_fragment_vector_reader(s, std::move(fs), c.plan.ranges.front(), fwd, c.reversed, c.slice);
+    auto out = co_await read_by_plan(r, s, c.plan, c.reversed);
+    co_await r.close();
+    co_return out;
+}
+
+// A read of the table by the case's plan, open until finish() (so flushes, compactions, evictions and other reads
+// can happen in the middle of it), checked against the model as it was when the read started.
+class open_read {
+public:
+    open_read(table& t, const mutation_model& model, read_case c)
+        : _s(t.schema()), _model(model), _c(std::move(c)),
+          _reader(t.make_reader(_c.plan.ranges.front(), _c.slice, _c.reversed,
+                                _c.plan.windows ? streamed_forwarding::yes : streamed_forwarding::no, nullptr, _c.bypass)) {}
+
+    // Reads the first fragments (the reader starts, and holds what it read).
+    future<> start() { co_await _reader.fill_buffer(); }
+
+    future<> finish(const std::string& when) {
+        read_result got;
+        std::exception_ptr err;
+        try {
+            got = co_await read_by_plan(_reader, _s, _c.plan, _c.reversed);
+        } catch (...) {
+            err = std::current_exception();
+        }
+        co_await _reader.close();
+        if (err) {
+            std::rethrow_exception(err);
+        }
+        auto want = co_await read_model(_s, _model, _c);
+        auto a = visible_partitions(got);
+        auto b = visible_partitions(want);
+        BOOST_REQUIRE_MESSAGE(a == b, when << " (reversed " << _c.reversed << ", windows " << bool(_c.plan.windows)
+                                           << ", ranges " << _c.plan.ranges.size() << ", bypass "
+                                           << bool(_c.bypass == cache::bypass_cache::yes) << "):\n"
+                                           << describe(a) << "!=\n" << describe(b));
+    }
+
+private:
+    schema_ptr _s;
+    mutation_model _model;
+    read_case _c;
+    mutation_reader _reader;
+};
+
+// Braced lists cannot be built inside coroutines (ARCHITECTURE.md, coroutine rule 7).
+clustering_ranges full_slice() {
+    return {position_range::full()};
+}
+
+constexpr size_t budgets[] = {0, 3000, 30000, size_t(64) << 20};
+
+#ifdef REEF_DEBUG
+constexpr int cases = 3;
+constexpr int steps = 100;
+#else
+constexpr int cases = 5;
+constexpr int steps = 150;
+#endif
+
+} // namespace
+
+// Random writes (a tiny flush threshold: background flushes), flushes, compactions and reads, some of them kept
+// open across flushes, compactions, drop_caches and other reads, with a cache budget from nothing (every entry
+// evicted as soon as it is made, while reads use it) to plenty; every read equals the model's.
+REEF_TEST_CASE(test_row_cache_reads_equal_the_model) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    uint64_t hits = 0, misses = 0, evictions = 0, invalidations = 0, reads = 0, open_reads = 0;
+    for (auto s : random_test_schemas()) {
+        mutation_generator g(s, seed);
+        for (int i = 0; i < cases; ++i) {
+            BOOST_TEST_CONTEXT("seed " << seed << " table " << s->table() << " case " << i) {
+                cache::cache_tracker tracker(budgets[g.rnd(0, 3)]);
+                tmpdir dir;
+                table_config cfg;
+                cfg.directory = dir.path() + "/ks/t";
+                cfg.memtable_flush_threshold = size_t(g.rnd(2000, 40000));
+                cfg.cache_tracker = &tracker;
+                mutation_model model;
+                table t(s, cfg);
+                co_await t.start();
+                std::vector<std::unique_ptr<open_read>> held;
+                std::optional<future<>> compaction;
+                for (int step = 0; step < steps; ++step) {
+                    switch (g.rnd(0, 9)) {
+                    case 0: case 1: case 2:
+                        if (held.empty()) {
+                            for (int w = g.rnd(1, 4); w > 0; --w) {
+                                auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 30)), 6));
+                                t.apply(m);
+                                apply_to_model(model, m);
+                            }
+                        }
+                        break;
+                    case 3:
+                        co_await t.flush();
+                        break;
+                    case 4:
+                        if (g.rnd(0, 3) == 0 && !compaction) {
+                            // It waits for the held reads of the sstables it replaces before deleting them: it
+                            // finishes once they are closed.
+                            compaction.emplace(t.compact_all(-1));
+                        } else {
+                            cache::drop_caches();
+                            tracker.drop_caches();
+                        }
+                        break;
+                    case 5: {
+                        ++open_reads;
+                        held.push_back(std::make_unique<open_read>(t, model, random_read(g, model)));
+                        co_await held.back()->start();
+                        break;
+                    }
+                    case 6:
+                        if (!held.empty()) {
+                            auto r = std::move(held.back());
+                            held.pop_back();
+                            co_await r->finish("open across step " + std::to_string(step));
+                        }
+                        if (held.empty() && compaction) {
+                            co_await std::move(*compaction);
+                            compaction.reset();
+                        }
+                        break;
+                    default: {
+                        ++reads;
+                        open_read r(t, model, random_read(g, model));
+                        co_await r.finish("at step " + std::to_string(step));
+                        break;
+                    }
+                    }
+                }
+                while (!held.empty()) {
+                    auto r = std::move(held.back());
+                    held.pop_back();
+                    co_await r->finish("open until the end");
+                }
+                if (compaction) {
+                    co_await std::move(*compaction);
+                }
+                auto& st = t.cache()->stats();
+                hits += st.hits;
+                misses += st.misses;
+                evictions += st.evictions;
+                invalidations += st.invalidations;
+                co_await t.stop();
+            }
+        }
+    }
+    BOOST_TEST_MESSAGE(reads << " reads, " << open_reads << " held open; cache: " << hits << " hits, " << misses
+                             << " misses, " << evictions << " evictions, " << invalidations << " invalidations");
+    // The workload exercises what it should.
+    BOOST_CHECK_GT(hits, 0u);
+    BOOST_CHECK_GT(misses, 0u);
+    BOOST_CHECK_GT(evictions, 0u);
+    BOOST_CHECK_GT(invalidations, 0u);
+}
+
+namespace {
+
+uint64_t disk_reads() {
+    return engine().io().reads;
+}
+
+future<std::vector<mutation_fragment>> read(table& t, const dht::partition_range& pr, const clustering_ranges& slice,
+                                            bool reversed = false, cache::bypass_cache bypass = cache::bypass_cache::no) {
+    auto r = t.make_reader(pr, slice, reversed, streamed_forwarding::no, nullptr, bypass);
+    auto fs = co_await read_validated(r, reversed);
+    co_await r.close();
+    co_return fs;
+}
+
+void require_equal_stats(const cache::row_cache_stats& a, const cache::row_cache_stats& b) {
+    BOOST_REQUIRE_EQUAL(a.hits, b.hits);
+    BOOST_REQUIRE_EQUAL(a.misses, b.misses);
+    BOOST_REQUIRE_EQUAL(a.populations, b.populations);
+    BOOST_REQUIRE_EQUAL(a.evictions, b.evictions);
+    BOOST_REQUIRE_EQUAL(a.invalidations, b.invalidations);
+    BOOST_REQUIRE_EQUAL(a.partitions, b.partitions);
+}
+
+} // namespace
+
+// A read the cache took from the sstables, repeated, does no disk I/O and counts hits (single partitions, with
+// slices, forward and reversed, an absent key, the full range); a bypass read changes no statistic and no entry;
+// a flush makes the cache give the new data; drop_caches empties it; a small budget keeps it small.
+REEF_TEST_CASE(test_row_cache_hits_do_no_io) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    auto s = random_test_schema();
+    mutation_generator g(s, seed);
+    cache::cache_tracker tracker(size_t(64) << 20);
+    tmpdir dir;
+    table_config cfg;
+    cfg.directory = dir.path() + "/ks/t";
+    cfg.cache_tracker = &tracker;
+    table t(s, cfg);
+    co_await t.start();
+    mutation_model model;
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 40; ++i) {
+            auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 20)), 10));
+            t.apply(m);
+            apply_to_model(model, m);
+        }
+        co_await t.flush();
+    }
+    auto keys = keys_of(model);
+    auto& st = t.cache()->stats();
+    auto check = [&](const dht::partition_range& pr, const clustering_ranges& slice, bool reversed,
+                     const std::string& what) -> future<> {
+        auto misses = st.misses;
+        auto first = co_await read(t, pr, slice, reversed);
+        BOOST_REQUIRE_MESSAGE(st.misses > misses, what << ": the first read is a miss");
+        auto hits = st.hits;
+        misses = st.misses;
+        auto io = disk_reads();
+        auto second = co_await read(t, pr, slice, reversed);
+        BOOST_REQUIRE_MESSAGE(disk_reads() == io, what << ": the second read did " << disk_reads() - io << " reads");
+        BOOST_REQUIRE_MESSAGE(st.hits > hits, what << ": the second read is a hit");
+        BOOST_REQUIRE_EQUAL(st.misses, misses);
+        auto want = canonical_mutations(s, expected_read(model, pr, slice, reversed), reversed);
+        BOOST_REQUIRE_MESSAGE(canonical_mutations(s, first, reversed) == want, what << ": first read");
+        BOOST_REQUIRE_MESSAGE(canonical_mutations(s, second, reversed) == want, what << ": second read");
+    };
+    auto forward = g.make_ranges();
+    co_await check(dht::partition_range::singular(keys[0]), forward, false, "one partition, a slice");
+    co_await check(dht::partition_range::singular(keys[1]), reverse_ranges(full_slice()), true,
+                   "one partition, reversed");
+    co_await check(dht::partition_range::singular(pkey(1000)), full_slice(), false, "an absent key");
+    co_await check(dht::partition_range::full(), full_slice(), false, "everything");
+    // After the full scan every partition and the ring between them are cached: any read is a hit.
+    {
+        auto io = disk_reads();
+        auto hits = st.hits;
+        auto misses = st.misses;
+        for (auto& k : keys) {
+            co_await read(t, dht::partition_range::singular(k), g.make_ranges(), false);
+        }
+        co_await read(t, dht::partition_range::singular(pkey(1001)), full_slice(), false);
+        co_await read(t, random_partition_range(g, keys), reverse_ranges(g.make_ranges()), true);
+        BOOST_REQUIRE_EQUAL(disk_reads(), io);
+        BOOST_REQUIRE_EQUAL(st.misses, misses);
+        BOOST_REQUIRE_GE(st.hits, hits + keys.size());
+    }
+    // Bypass: the same answer, no statistic or entry changed (the row cache's nor the tracker's).
+    {
+        auto before = st;
+        auto tracker_before = tracker.row_stats();
+        auto used = tracker.lru().memory_used();
+        auto fs = co_await read(t, dht::partition_range::full(), full_slice(), false, cache::bypass_cache::yes);
+        BOOST_REQUIRE(canonical_mutations(s, fs, false) ==
+                      canonical_mutations(s, expected_read(model, dht::partition_range::full(), full_slice(), false), false));
+        require_equal_stats(st, before);
+        require_equal_stats(tracker.row_stats(), tracker_before);
+        BOOST_REQUIRE_EQUAL(tracker.lru().memory_used(), used);
+    }
+    // A flush replaces what the cache held of its keys: the next read gives the new data.
+    {
+        auto m = with_typed_values(s, g.make(keys[0], 10));
+        t.apply(m);
+        apply_to_model(model, m);
+        co_await t.flush();
+        auto invalidations = st.invalidations;
+        BOOST_REQUIRE_GE(invalidations, 1u);
+        auto fs = co_await read(t, dht::partition_range::full(), full_slice(), false);
+        BOOST_REQUIRE(canonical_mutations(s, fs, false) ==
+                      canonical_mutations(s, expected_read(model, dht::partition_range::full(), full_slice(), false), false));
+    }
+    // drop_caches empties the row cache too.
+    BOOST_REQUIRE_GT(t.cache()->partition_count(), 0u);
+    tracker.drop_caches();
+    BOOST_REQUIRE_EQUAL(t.cache()->partition_count(), 0u);
+    BOOST_REQUIRE_EQUAL(tracker.lru().memory_used(), 0u);
+    // A small budget: the cache stays under it, evicting.
+    tracker.lru().set_budget(4000);
+    co_await read(t, dht::partition_range::full(), full_slice(), false);
+    BOOST_REQUIRE_LE(tracker.lru().memory_used(), 4000u);
+    BOOST_REQUIRE_GT(st.evictions, 0u);
+    co_await t.stop();
+}

@@ -1,9 +1,11 @@
 // The DeleteRange workload on Reef's real write and read paths: one db::table (memtable, background flushes to
-// sstables), every read through table::make_reader (combined reader with its range-tombstone skip) wrapped in the
-// compacting reader in query mode, as a CQL SELECT at `now` would read.
+// sstables), every read through table::make_reader (the row cache in front of the sstables, merged with the
+// memtables by the combined reader when they hold anything) wrapped in the compacting reader in query mode, as a CQL
+// SELECT at `now` would read.
 #include "test/perf/delete_range_workload.hh"
 #include "test/perf/perf_util.hh"
 
+#include "cache/tracker.hh"
 #include "db/table.hh"
 #include "mutation/mutation.hh"
 #include "reader/combined_reader.hh"
@@ -46,8 +48,12 @@ deletion_time_type now_seconds() {
     return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+constexpr size_t cache_budget = size_t(4) << 30;
+
 table_config make_config(const delete_range_workload& wl, const std::string& dir) {
-    table_config c{dir, wl.reef_memtable_bytes, {}};
+    table_config c;
+    c.directory = dir;
+    c.memtable_flush_threshold = wl.reef_memtable_bytes;
     uint32_t block = uint32_t(wl.reef_block_kb << 10);
     c.write_sstable = [block](mutation_reader& r, schema_ptr s, sstables::descriptor d, sstables::writer_options o) {
         o.column_index_size = block;
@@ -256,6 +262,8 @@ engine_run run_reef(const delete_range_workload& wl, const std::string& director
     runtime_config c = cfg;
     c.smp = 1;
     run(c, [&]() -> future<int> {
+        // The shard's caches (row cache and index caches) get what RocksDB's block cache gets: 4 GiB.
+        cache::shard_cache_tracker().lru().set_budget(cache_budget);
         reef_bench b(wl, directory);
         co_await b.start();
         std::exception_ptr err;
@@ -268,6 +276,14 @@ engine_run run_reef(const delete_range_workload& wl, const std::string& director
             co_await scans(b, wl, scan1000_seed, wl.long_ops, 1000, out.scan1000);
             co_await full_scan(b, &out.fullscan);
             out.notes.emplace_back("block KiB", fmt::format("{}", wl.reef_block_kb));
+            auto& rc = b.tbl().cache()->stats();
+            out.notes.emplace_back("row cache (whole run)",
+                                   fmt::format("{} hits, {} misses, {} populations, {} evictions, {} partitions, "
+                                               "{:.0f} MiB of {} GiB used",
+                                               rc.hits, rc.misses, rc.populations, rc.evictions,
+                                               b.tbl().cache()->partition_count(),
+                                               double(cache::shard_cache_tracker().lru().memory_used()) / (1 << 20),
+                                               cache_budget >> 30));
             out.notes.emplace_back("sstables", fmt::format("{}", b.tbl().sstable_count()));
             out.notes.emplace_back("flushes", fmt::format("{}", b.tbl().flushes()));
             if (wl.reef_no_flush) {

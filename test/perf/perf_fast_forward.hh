@@ -9,6 +9,7 @@
 #include "runtime/future.hh"
 #include "runtime/reactor.hh"
 #include "cache/tracker.hh"
+#include "db/row_cache.hh"
 #include "sstables/components.hh"
 #include "sstables/serialization_header.hh"
 #include "test/perf/perf_util.hh"
@@ -67,8 +68,13 @@ public:
     static future<std::unique_ptr<dataset_sstable>> open(const std::string& data_dir, const dataset& ds);
     ~dataset_sstable();
 
+    // Through the row cache once enable_cache() was called (as ScyllaDB's --enable-cache reads), else the
+    // sstable reader itself.
     mutation_reader make_reader(const dht::partition_range& pr, clustering_ranges slice,
                                 streamed_forwarding fwd = streamed_forwarding::no);
+    // Puts a row cache (on the shard's cache tracker, so drop_caches() empties it) in front of the sstable.
+    void enable_cache();
+    bool cache_enabled() const noexcept { return bool(_cache); }
     const schema_ptr& schema() const noexcept { return _schema; }
     uint64_t data_file_size() const noexcept { return _data_file_size; }
     future<> close();
@@ -85,6 +91,10 @@ private:
     std::unique_ptr<cache::cached_file> _index_file;
     std::unique_ptr<index::index_page_cache> _index_cache;
     uint64_t _data_file_size = 0;
+    std::unique_ptr<row_cache> _cache;
+
+    mutation_reader make_sstable_reader(const dht::partition_range& pr, clustering_ranges slice,
+                                        streamed_forwarding fwd);
 };
 
 // Counters of the calling shard, read before and after each read.
@@ -119,6 +129,8 @@ struct test_result {
     double seconds() const { return std::chrono::duration<double>(after.time - before.time).count(); }
     double fragment_rate() const { return seconds() > 0 ? double(fragments) / seconds() : 0; }
     void expect_fragments(uint64_t expected);
+    // With the row cache: the read was a hit (ScyllaDB's check_no_disk_reads).
+    void expect_no_disk_reads();
 };
 
 // The columns every case prints after its parameters, and one printed row.

@@ -285,6 +285,25 @@ dataset_sstable::~dataset_sstable() = default;
 
 mutation_reader dataset_sstable::make_reader(const dht::partition_range& pr, clustering_ranges slice,
                                              streamed_forwarding fwd) {
+    if (_cache) {
+        return _cache->make_reader(pr, std::move(slice), false, fwd);
+    }
+    return make_sstable_reader(pr, std::move(slice), fwd);
+}
+
+void dataset_sstable::enable_cache() {
+    if (!_cache) {
+        _cache = std::make_unique<row_cache>(
+            _schema,
+            [this](const dht::partition_range& pr, const clustering_ranges& slice, reader_permit) {
+                return make_sstable_reader(pr, slice, streamed_forwarding::no);
+            },
+            cache::shard_cache_tracker());
+    }
+}
+
+mutation_reader dataset_sstable::make_sstable_reader(const dht::partition_range& pr, clustering_ranges slice,
+                                                     streamed_forwarding fwd) {
     sstables::sstable_read_handles h;
     h.components = &_components;
     h.header = _header;
@@ -298,6 +317,7 @@ mutation_reader dataset_sstable::make_reader(const dht::partition_range& pr, clu
 }
 
 future<> dataset_sstable::close() {
+    _cache.reset();
     co_await _index_file->close();
     co_await _index.close();
     co_await _data.close();

@@ -158,6 +158,13 @@ void test_result::expect_fragments(uint64_t expected) {
     }
 }
 
+void test_result::expect_no_disk_reads() {
+    auto reads = after.io.reads - before.io.reads;
+    if (reads && !error) {
+        error = fmt::format("expected no disk reads (a row cache hit), did {}", reads);
+    }
+}
+
 namespace {
 
 // One printed row's figures, in the column order below.

@@ -3,7 +3,9 @@
 --test-case-duration in JSON, and check every read against fragment counts computed here from its parameters (a
 model of the datasets: large-part-ds1 holds rows 0..n-1 of one partition, small-part n one-row partitions), that
 every case of every group is there with every column, and that the index caches are dropped before each iteration
-by default (cold: the index page is missed) and kept with --keep-cache-across-test-cases (warm: hit, no miss).
+by default (cold: the index page is missed) and kept with --keep-cache-across-test-cases (warm: hit, no miss); with
+--enable-cache the same counts, and the reads of large-partition-single-key-slice inside an earlier read of their
+case do no I/O (row cache hits).
 
 Run by test.py once per mode (REEF_BUILD_DIR names the build); alone: test/suites/perf_fast_forward_smoke.py.
 """
@@ -175,6 +177,16 @@ def main():
         check_groups(warm, ['large-partition-select-missing-rows'], ROWS, 4)
         if any(o['idx miss'] != 0 or o['idx hit'] < 1 for o in warm):
             fail(f'warm run: index misses {[o["idx miss"] for o in warm]}, hits {[o["idx hit"] for o in warm]}')
+        # Through the row cache: the same fragments everywhere, and in large-partition-single-key-slice every read
+        # inside an earlier read of its case does no I/O (the binary reports an error otherwise).
+        p = run(reef, ['--data-directory', data, '--test-case-duration', '0', '--output-format', 'json',
+                       '--enable-cache', '--run-tests', ','.join(groups)], 'row cache run')
+        check_groups(json_objects(p.stdout), groups, ROWS, 1)
+        slices = [o for o in json_objects(p.stdout) if o['group'] == 'large-partition-single-key-slice']
+        hits = sum(1 for o in slices if o['aio'] == 0)
+        # Cases 0, 1, 2, 4 and 6 have one such read, 10 has two, 11 three: 10 at least.
+        if hits < 10:
+            fail(f'row cache run: only {hits} single-key-slice reads did no I/O: {[o["aio"] for o in slices]}')
         # The text table too: a header per group and no error line.
         p = run(reef, ['--data-directory', data, '--test-case-duration', '0', '--run-tests',
                        'large-partition-select-few-rows,small-partition-slicing'], 'text run')

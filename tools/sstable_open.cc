@@ -2,6 +2,7 @@
 #include "tools/sstable_open.hh"
 
 #include "sstables/index_pages.hh"
+#include "sstables/partitioner.hh"
 #include "sstables/statistics.hh"
 
 #include <stdexcept>
@@ -9,23 +10,6 @@
 namespace reef::tools {
 
 using namespace sstables;
-
-mx_fragment_consumer::token_function partitioner_token_function(const std::string& partitioner,
-                                                                const std::string& file) {
-    if (partitioner.empty() || partitioner.ends_with("Murmur3Partitioner")) {
-        return [](bytes_view key) { return dht::murmur3_token(key); };
-    }
-    if (partitioner.ends_with("ByteOrderedPartitioner")) {
-        return [](bytes_view key) {
-            uint64_t v = 0;
-            for (size_t i = 0; i < 8; ++i) {
-                v = (v << 8) | (i < key.size() ? key[i] : 0);
-            }
-            return dht::token(int64_t(v ^ (uint64_t(1) << 63)));
-        };
-    }
-    throw std::invalid_argument(file + ": partitioner " + partitioner + " is not supported");
-}
 
 sstable_read_handles opened_sstable::handles() const {
     return sstable_read_handles{&components, header, data, desc.filename(component_type::data), &summary,
@@ -57,7 +41,11 @@ future<std::unique_ptr<opened_sstable>> open_sstable(descriptor d, cache::cache_
         throw std::invalid_argument(stats_path + ": no serialization header");
     }
     o->header = std::make_shared<const serialization_header>(*st.header);
-    o->token = partitioner_token_function(st.validation ? st.validation->partitioner : "", stats_path);
+    try {
+        o->token = partitioner_token_function(st.validation ? st.validation->partitioner : "");
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(stats_path + ": " + e.what());
+    }
     std::exception_ptr err;
     try {
         o->data = co_await open_file_dma(d.filename(component_type::data), open_flags::ro);

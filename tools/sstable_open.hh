@@ -17,12 +17,6 @@
 
 namespace reef::tools {
 
-// The token of a partition key for the sstable's partitioner (Statistics.db's class name; empty: Murmur3), and
-// an order-preserving stand-in for ByteOrderedPartitioner (the key's first 8 bytes as a number, ties to the key
-// bytes), as the legacy corpus sets need. Any other partitioner throws std::invalid_argument naming file.
-sstables::mx_fragment_consumer::token_function partitioner_token_function(const std::string& partitioner,
-                                                                           const std::string& file);
-
 // Everything make_sstable_reader needs, kept alive (and open) until close().
 struct opened_sstable {
     sstables::descriptor desc;

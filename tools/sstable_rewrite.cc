@@ -7,7 +7,7 @@
 #include "sstables/mx_reader.hh"
 #include "sstables/statistics.hh"
 #include "sstables/writer.hh"
-#include "tools/sstable_partitioner.hh"
+#include "sstables/partitioner.hh"
 #include "tools/sstable_write.hh"
 
 #include <filesystem>
@@ -37,7 +37,8 @@ future<> write_as_me(descriptor d, descriptor out, compression_choice compressio
     auto src = make_data_source(f, components, 0, components.data_length(), integrity_check::no);
     auto header = std::make_shared<const serialization_header>(*st.header);
     auto reader = make_mx_full_scan_reader(schema, header, std::move(src), data_name, components.data_length(),
-                                           dht::partition_range::full(), token_function_for(st.validation->partitioner));
+                                           dht::partition_range::full(),
+                                           sstables::partitioner_token_function(st.validation->partitioner));
     writer_options wo;
     if (compression == compression_choice::uncompressed ||
         (compression == compression_choice::as_source && !components.compression)) {

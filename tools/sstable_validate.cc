@@ -1,7 +1,6 @@
 // validate-checksums. See sstable_validate.hh.
 #include "tools/sstable_validate.hh"
 
-#include "runtime/file.hh"
 #include "runtime/with_closeable.hh"
 #include "sstables/components.hh"
 #include "sstables/exceptions.hh"
@@ -10,6 +9,7 @@
 #include "sstables/checksum.hh"
 #include "sstables/mx_fragments.hh"
 #include "sstables/mx_reader.hh"
+#include "sstables/partitioner.hh"
 #include "sstables/statistics.hh"
 #include "utils/json_writer.hh"
 
@@ -72,25 +72,6 @@ future<validation> validate(const descriptor& d) {
     co_return v;
 }
 
-// The partitioner's token of a partition key, for the order check.
-mx_fragment_consumer::token_function token_function_for(const std::string& partitioner, const std::string& file) {
-    if (partitioner.empty() || partitioner.ends_with("Murmur3Partitioner")) {
-        return [](bytes_view key) { return dht::murmur3_token(key); };
-    }
-    if (partitioner.ends_with("ByteOrderedPartitioner")) {
-        // The key's first 8 bytes, big-endian, zero-padded, as a signed token in unsigned order.
-        return [](bytes_view key) {
-            uint64_t v = 0;
-            for (size_t i = 0; i < 8; ++i) {
-                v = (v << 8) | (i < key.size() ? key[i] : 0);
-            }
-            return dht::token(int64_t(v ^ (uint64_t(1) << 63)));
-        };
-    }
-    throw malformed_sstable_exception(file, "cannot check the partition order: partitioner " + partitioner +
-                                                " is not supported");
-}
-
 struct scan_counts {
     uint64_t partitions = 0;
     uint64_t rows = 0;
@@ -108,7 +89,12 @@ future<> check_order(const descriptor& d, const sstable_components& c, scan_coun
     auto data_path = d.filename(component_type::data);
     auto header = std::make_shared<const serialization_header>(*st.header);
     auto s = schema_from_header(*header);
-    auto token = token_function_for(st.validation ? st.validation->partitioner : "", stats_path);
+    mx_fragment_consumer::token_function token;
+    try {
+        token = partitioner_token_function(st.validation ? st.validation->partitioner : "");
+    } catch (const std::invalid_argument& e) {
+        throw malformed_sstable_exception(stats_path, std::string("cannot check the partition order: ") + e.what());
+    }
     auto f = co_await open_file_dma(data_path, open_flags::ro);
     auto reader = make_mx_full_scan_reader(s, header, make_data_source(f, c, 0, c.data_length(), integrity_check::yes), data_path,
                                            c.data_length(), dht::partition_range::full(), std::move(token));

@@ -7,7 +7,7 @@
 #include "reader/mutation_reader.hh"
 #include "schema/types.hh"
 #include "sstables/writer.hh"
-#include "tools/sstable_partitioner.hh"
+#include "sstables/partitioner.hh"
 
 #include <fmt/format.h>
 
@@ -151,8 +151,10 @@ private:
         auto& header = expect(required(p, "partition", path), jkind::object, ppath);
         check_members(header, ppath, {"key", "position", "deletion_info"});
         auto key = partition_key_of(required(header, "key", ppath), ppath + ".key");
-        dht::decorated_key dk = _token ? dht::decorated_key(_token(bytes_view(reinterpret_cast<const uint8_t*>(key.bytes().data()), key.bytes().size())), std::move(key))
-                                       : dht::decorated_key(std::move(key));
+        // The token first: the key is moved into the decorated key (argument order is unspecified).
+        bytes_view kb(reinterpret_cast<const uint8_t*>(key.bytes().data()), key.bytes().size());
+        auto token = _token ? _token(kb) : dht::murmur3_token(kb);
+        dht::decorated_key dk(token, std::move(key));
         if (_last_key && !(*_last_key < dk)) {
             fail(ppath + ".key", header, fmt::format("partitions must come in ring order: token {} is not after the "
                                                      "previous partition's (token {}), or the key repeats",
@@ -692,8 +694,8 @@ future<std::string> write_sstables_from_json(schema_ptr s, std::string json_text
     if (opts.output_dir.empty()) {
         throw std::invalid_argument("--output DIR is required");
     }
-    auto partitioner = partitioner_class_name(opts.partitioner);
-    auto token = token_function_for(partitioner);
+    auto partitioner = sstables::partitioner_class_name(opts.partitioner);
+    auto token = sstables::partitioner_token_function(partitioner);
     std::vector<json_value> docs;
     try {
         docs = utils::parse_json_documents(json_text);

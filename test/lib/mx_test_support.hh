@@ -5,6 +5,7 @@
 #include "sstables/compression_info.hh"
 #include "sstables/compressor.hh"
 #include "sstables/mx_parser.hh"
+#include "sstables/partitioner.hh"
 #include "sstables/statistics.hh"
 #include "sstables/version.hh"
 #include "mutation/token.hh"
@@ -210,19 +211,9 @@ inline std::vector<std::string> corpus_dataset_names() {
     return out;
 }
 
-// The partitioner's token order for the fragment stream validator: Murmur3, or for ByteOrderedPartitioner an
-// order-preserving stand-in (the key's first 8 bytes, zero-padded, as a signed number; ties go to the key bytes).
+// The partitioner's token order for the fragment stream validator (sstables/partitioner.hh).
 inline std::function<dht::token(bytes_view)> token_function_for(const std::string& partitioner) {
-    if (partitioner.ends_with("ByteOrderedPartitioner")) {
-        return [](bytes_view key) {
-            uint64_t v = 0;
-            for (size_t i = 0; i < 8; ++i) {
-                v = (v << 8) | (i < key.size() ? key[i] : 0);
-            }
-            return dht::token(int64_t(v ^ (uint64_t(1) << 63)));
-        };
-    }
-    return [](bytes_view key) { return dht::murmur3_token(key); };
+    return sstables::partitioner_token_function(partitioner);
 }
 
 } // namespace reef::testing

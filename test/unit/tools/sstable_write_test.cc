@@ -13,6 +13,7 @@
 #include "test/lib/tmpdir.hh"
 #include "test/lib/writable_mutation.hh"
 #include "sstables/mx_fragments.hh"
+#include "sstables/partitioner.hh"
 #include "tools/sstable_dump_data.hh"
 #include "tools/sstable_rewrite.hh"
 #include "tools/sstable_write.hh"
@@ -307,6 +308,42 @@ BOOST_AUTO_TEST_CASE(test_counter_contexts_from_their_first_bytes) {
         }
     }
     BOOST_TEST_MESSAGE(built << " of " << counter_cases << " random values have a context");
+}
+
+// Each partition's token comes from its own key under either partitioner (regression: the key was moved into the
+// decorated key before its token was computed, so every key got the empty key's token and a second partition
+// was refused as out of ring order).
+BOOST_AUTO_TEST_CASE(test_partitions_get_their_keys_tokens) {
+    auto s = schema_builder("ks", "t")
+                 .with_column("pk", int32_type(), column_kind::partition_key)
+                 .with_column("v", int32_type(), column_kind::regular_column)
+                 .build();
+    auto part = [](int key) {
+        return R"({ "partition" : { "key" : [ ")" + std::to_string(key) +
+               R"(" ], "position" : 0 }, "rows" : [ { "type" : "row", "liveness_info" : { "tstamp" : "10" }, )"
+               R"("cells" : [ { "name" : "v", "value" : 1 } ] } ] })";
+    };
+    for (std::string partitioner : {"ByteOrderedPartitioner", "Murmur3Partitioner"}) {
+        BOOST_TEST_CONTEXT(partitioner) {
+            auto token = partitioner_token_function(partitioner);
+            // Three keys in the partitioner's ring order.
+            std::vector<int> keys = {1, 2, 3};
+            auto token_of = [&](int k) {
+                auto b = serialize_be<int32_t>(k);
+                return token(bytes_view(reinterpret_cast<const uint8_t*>(b.data()), b.size()));
+            };
+            std::sort(keys.begin(), keys.end(), [&](int a, int b) { return token_of(a) < token_of(b); });
+            std::string json = "[ " + part(keys[0]) + ", " + part(keys[1]) + ", " + part(keys[2]) + " ]";
+            auto fs = tools::fragments_from_json(s, utils::parse_json(json), token);
+            std::vector<dht::token> got;
+            for (auto& f : fs) {
+                if (auto* ps = std::get_if<partition_start>(&f)) {
+                    got.push_back(ps->key.get_token());
+                }
+            }
+            BOOST_TEST((got == std::vector<dht::token>{token_of(keys[0]), token_of(keys[1]), token_of(keys[2])}));
+        }
+    }
 }
 
 // Bad input names the JSON path and offset of the problem.

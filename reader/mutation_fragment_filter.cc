@@ -99,4 +99,11 @@ std::optional<position_in_partition> mutation_fragment_filter::skip_target() con
     return std::nullopt;
 }
 
+std::optional<position_in_partition> mutation_fragment_filter::current_end() const {
+    if (auto* r = _walker.current()) {
+        return r->end;
+    }
+    return std::nullopt;
+}
+
 } // namespace reef

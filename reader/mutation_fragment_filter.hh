@@ -55,6 +55,9 @@ public:
     // of interest: the start of the next range, when the read is between
     // ranges; nothing when inside a range or when no range is left.
     std::optional<position_in_partition> skip_target() const;
+    // The end of the range the read is in or before: the first fragment at or after it moves the filter on to the
+    // next range (nothing when no range is left).
+    std::optional<position_in_partition> current_end() const;
 
 private:
     // Moves the walker up to pos, emitting the changes that open and close

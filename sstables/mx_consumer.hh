@@ -76,6 +76,10 @@ public:
     virtual ~mx_consumer() = default;
     // position: the offset of the partition's key length; header_end: just past its deletion time.
     virtual proceed consume_partition_start(bytes_view key, tombstone deletion, uint64_t position, uint64_t header_end) = 0;
+    // A clustering row's key is read (position: the offset of its flags byte): skip passes over the whole row by
+    // its size, unread, with no consume_row_start or consume_row_end for it. Never asked for the static row or a
+    // range tombstone marker, which are always reported.
+    virtual row_action consume_row_key(const clustering_values&, uint64_t /*position*/) { return row_action::read; }
     // The row's header (clustering, liveness, deletion) is read; its cells follow.
     virtual row_action consume_row_start(const mx_row& row) = 0;
     virtual void consume_cell(const mx_cell& cell) = 0;

@@ -32,6 +32,32 @@ schema_ptr schema_from_header(const serialization_header& h, std::string keyspac
     return b.build();
 }
 
+int row_position_comparator::operator()(const clustering_values& row, const position_in_partition& pos) const {
+    if (pos.region() != partition_region::clustered) {
+        return pos.region() < partition_region::clustered ? 1 : -1;
+    }
+    size_t la = 0;
+    while (la < row.size() && row[la]) {
+        ++la;
+    }
+    size_t lb = pos.key().size();
+    for (size_t i = 0; i < std::min(la, lb); ++i) {
+        if (int c = _types.at(i)->compare(*row[i], pos.key().component(i))) {
+            return (c < 0) != _reversed ? -1 : 1;
+        }
+    }
+    // Equal over the common values: a row weighs as "equal"; a shorter prefix goes as the comparator places it.
+    int wb = int(pos.weight());
+    if (la == lb) {
+        return 0 < wb ? -1 : 0 > wb ? 1 : 0;
+    }
+    auto shorter_first = [this](int w) { return _reversed ? w < 0 : w <= 0; };
+    if (la < lb) {
+        return shorter_first(0) ? -1 : 1;
+    }
+    return shorter_first(wb) ? 1 : -1;
+}
+
 mx_fragment_consumer::mx_fragment_consumer(schema_ptr s, const serialization_header& h, std::string file,
                                            size_t max_buffered, token_function token)
     : _schema(std::move(s)), _file(std::move(file)), _max_buffered(max_buffered), _token(std::move(token)) {

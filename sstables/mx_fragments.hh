@@ -22,6 +22,21 @@ namespace reef::sstables {
 // regular columns with their names and types. Used when the table's own schema is not at hand (tools).
 schema_ptr schema_from_header(const serialization_header& h, std::string keyspace = "ks", std::string table = "tbl");
 
+// Orders a row's stored clustering values (a full key, or a compact table's prefix up to its first null) against a
+// position as position_in_partition_comparator(s, reversed) orders the row's position against it, without building
+// the row's clustering key: what a reader needs to decide, from the key alone, whether a row is wanted.
+class row_position_comparator {
+public:
+    explicit row_position_comparator(const schema& s, bool reversed = false)
+        : _types(s.clustering_types()), _reversed(reversed) {}
+    // <0: the row sorts before pos, 0: it is at pos, >0: after it.
+    int operator()(const clustering_values& row, const position_in_partition& pos) const;
+
+private:
+    std::vector<data_type> _types;
+    bool _reversed;
+};
+
 class mx_fragment_consumer : public mx_consumer {
 public:
     // The partition's token from its key bytes (the partitioner).

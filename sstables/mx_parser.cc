@@ -306,6 +306,17 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                 continue;
             }
 
+            // A clustering row the consumer does not want (before the slice, say) is skipped by its size, unread:
+            // neither its cells nor its liveness are decoded, and the consumer hears nothing more of it.
+            if (!static_row && _consumer.consume_row_key(clustering, position) == mx_consumer::row_action::skip) {
+                first_unfiltered = false;
+                uint64_t rest = _in.skip(end - _in.offset());
+                if (rest) {
+                    co_yield parse_step{parse_step::kind::skip, rest};
+                }
+                continue;
+            }
+
             // A row: liveness, deletion, the columns present, their cells.
             row.is_static = static_row;
             row.clustering = &clustering;

@@ -19,24 +19,72 @@ namespace {
 
 // As mx_fragment_consumer, but the parser also stops after each partition start and after a static row, so the
 // reader can look the partition up in the index, and skip, before any clustered fragment is parsed.
+// It also passes over, unread, the clustering rows the reader said it does not want (skip_rows): the parser then
+// builds neither their keys nor their cells.
 class pausing_consumer final : public mx_fragment_consumer {
 public:
-    using mx_fragment_consumer::mx_fragment_consumer;
+    pausing_consumer(schema_ptr s, const serialization_header& h, std::string file, size_t max_buffered,
+                     token_function token, sstable_reader_stats* stats)
+        : mx_fragment_consumer(s, h, std::move(file), max_buffered, std::move(token)), _rows(*s), _stats(stats) {}
+
+    // What becomes of the rows at or after the end skip_rows names.
+    enum class past_end {
+        skip,  // passed over: nothing after the end is wanted, and nothing can be jumped over
+        stop,  // the first is read, then the parser stops: the reader jumps, or keeps it for its next window
+    };
+
+    // Which clustering rows of the current partition are not wanted: all of them, or those before `before`, and
+    // those at or after `end` (as `how` says). Forgotten at the partition's end.
+    void skip_rows(bool all, std::optional<position_in_partition> before, std::optional<position_in_partition> end,
+                   past_end how = past_end::skip) {
+        _skip_all = all;
+        _skip_before = std::move(before);
+        _end = std::move(end);
+        _past_end = how;
+        _stop_after_row = false;
+    }
+
+    row_action consume_row_key(const clustering_values& ck, uint64_t) override {
+        bool skip = _skip_all || (_skip_before && _rows(ck, *_skip_before) < 0);
+        if (!skip && _end && _rows(ck, *_end) >= 0) {
+            skip = _past_end == past_end::skip;
+            _stop_after_row = !skip;
+        }
+        if (_stats) {
+            ++(skip ? _stats->rows_skipped : _stats->rows_read);
+        }
+        return skip ? row_action::skip : row_action::read;
+    }
+    proceed consume_row_end(const mx_row& row) override {
+        auto p = mx_fragment_consumer::consume_row_end(row);
+        if (_stop_after_row) {
+            _stop_after_row = false;
+            return proceed::no;
+        }
+        return row.is_static ? proceed::no : p;
+    }
+    proceed consume_partition_end(uint64_t end) override {
+        skip_rows(false, std::nullopt, std::nullopt);
+        return mx_fragment_consumer::consume_partition_end(end);
+    }
 
     proceed consume_partition_start(bytes_view key, tombstone deletion, uint64_t position, uint64_t header_end) override {
         mx_fragment_consumer::consume_partition_start(key, deletion, position, header_end);
         _partition_position = position;
         return proceed::no;
     }
-    proceed consume_row_end(const mx_row& row) override {
-        auto p = mx_fragment_consumer::consume_row_end(row);
-        return row.is_static ? proceed::no : p;
-    }
     // Where the last partition started in Data.db.
     uint64_t partition_position() const noexcept { return _partition_position; }
 
 private:
     uint64_t _partition_position = 0;
+    row_position_comparator _rows;
+    sstable_reader_stats* _stats;
+    bool _skip_all = false;
+    std::optional<position_in_partition> _skip_before;
+    std::optional<position_in_partition> _end;
+    past_end _past_end = past_end::skip;
+    bool _stop_after_row = false;
 };
 
 bool is_full(const clustering_ranges& slice) {
@@ -52,7 +100,7 @@ public:
           _caches(*_h.index_file, *_h.index_cache, bypass),
           _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _full_slice(is_full(_slice)),
-          _consumer(_schema, *_h.header, _h.data_file, _max_buffer_fragments, _h.token), _cmp(*_schema) {}
+          _consumer(_schema, *_h.header, _h.data_file, _max_buffer_fragments, _h.token, _h.stats), _cmp(*_schema) {}
 
     future<> fill_buffer() override {
         if (!_end_of_stream) {
@@ -181,8 +229,33 @@ private:
         }
     }
 
+    // Tells the consumer which rows the parser may pass over unread: those the filter would drop. A partition being
+    // left keeps none. Otherwise rows before the filter's next range (the walker never goes back, so a row before it
+    // stays unwanted whatever the fragments parsed before it do to the filter). At the end of the range the read is
+    // in or before, the first row is read and parsing stops there, so that take() moves the filter on (and the
+    // reader jumps ahead, or keeps the row for its next window) before more rows are built; past the slice's last
+    // range, read without forwarding and without a promoted index (nothing to jump with), rows are skipped to the
+    // partition's end instead. Range tombstone markers always reach the filter: they set the tombstone in force.
+    void set_row_skip() {
+        if (_skip_rest || _dropping) {
+            _consumer.skip_rows(true, std::nullopt, std::nullopt);
+            return;
+        }
+        if (!_in_partition || !_filter) {
+            _consumer.skip_rows(false, std::nullopt, std::nullopt);
+            return;
+        }
+        auto end = _filter->current_end();
+        bool last = !end || (_filter_end && _cmp(*end, *_filter_end) == 0);
+        auto how = last && !_forwarding && !_cursor ? pausing_consumer::past_end::skip : pausing_consumer::past_end::stop;
+        // No range left: every row is past the end.
+        _consumer.skip_rows(false, _filter->skip_target(), end ? std::move(*end) : position_in_partition::before_all_clustered_rows(),
+                            how);
+    }
+
     // One parser step, feeding it what it asks for.
     future<> parse() {
+        set_row_skip();
         auto step = _parser->run();
         switch (step.what) {
         case parse_step::kind::need_more_data: {

@@ -17,6 +17,13 @@
 
 namespace reef::sstables {
 
+// What a reader's parsers did with clustering rows: built (into fragments, which the slice may still drop), or passed
+// over unread by their key alone (before the slice's or window's next range, or in a partition being left).
+struct sstable_reader_stats {
+    uint64_t rows_read = 0;
+    uint64_t rows_skipped = 0;
+};
+
 // What a read needs of one open sstable. The sstable's owner keeps all of it alive (and open) while readers live.
 struct sstable_read_handles {
     const sstable_components* components = nullptr;
@@ -29,6 +36,8 @@ struct sstable_read_handles {
     index::page_parser parse_page;
     // The partitioner's token of a key (empty: Murmur3), as the summary and the pages were decorated with.
     mx_fragment_consumer::token_function token;
+    // Where readers count rows read and skipped (tests, benchmarks), if anywhere; it must outlive them.
+    sstable_reader_stats* stats = nullptr;
 };
 
 // Partitions of range in token order, each clipped to slice (clustering ranges in the read's order) through

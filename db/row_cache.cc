@@ -5,8 +5,7 @@
 
 namespace reef {
 
-void clustering_continuity::add(const schema& s, const clustering_ranges& ranges) {
-    position_in_partition_comparator cmp(s);
+void clustering_continuity::add(const position_in_partition_comparator& cmp, const clustering_ranges& ranges) {
     for (auto& r : ranges) {
         if (cmp(r.start, r.end) >= 0) {
             continue;
@@ -28,8 +27,7 @@ void clustering_continuity::add(const schema& s, const clustering_ranges& ranges
     }
 }
 
-bool clustering_continuity::contains(const schema& s, const clustering_ranges& ranges) const {
-    position_in_partition_comparator cmp(s);
+bool clustering_continuity::contains(const position_in_partition_comparator& cmp, const clustering_ranges& ranges) const {
     for (auto& r : ranges) {
         if (cmp(r.start, r.end) >= 0) {
             continue;
@@ -55,7 +53,7 @@ size_t entry_overhead(const dht::decorated_key& k) noexcept {
 } // namespace
 
 row_cache::row_cache(schema_ptr s, row_cache_underlying underlying, cache::cache_tracker& tracker)
-    : _schema(std::move(s)), _underlying(std::move(underlying)), _tracker(tracker) {}
+    : _schema(std::move(s)), _cmp(*_schema), _underlying(std::move(underlying)), _tracker(tracker) {}
 
 row_cache::~row_cache() {
     _tracker.row_stats().partitions -= _entries.size();
@@ -113,7 +111,7 @@ std::shared_ptr<memtable> row_cache::populate(const dht::decorated_key& key, con
             e.data = std::make_shared<memtable>(_schema);
         }
         e.data->apply(*m);
-        e.continuity.add(*_schema, forward_slice);
+        e.continuity.add(_cmp, forward_slice);
     }
     mark_continuous_before(it, after, from_ring_start);
     ++_stats.populations;

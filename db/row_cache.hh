@@ -22,10 +22,10 @@ namespace reef {
 // hold, as sorted, disjoint, non-touching [start, end) ranges.
 class clustering_continuity {
 public:
-    // Adds ranges (forward order; empty ones are ignored).
-    void add(const schema& s, const clustering_ranges& ranges);
+    // Adds ranges (forward order; empty ones are ignored). `cmp`: the schema's forward order.
+    void add(const position_in_partition_comparator& cmp, const clustering_ranges& ranges);
     // Whether every range of `ranges` (forward) lies inside one range of the set (empty ones always do).
-    bool contains(const schema& s, const clustering_ranges& ranges) const;
+    bool contains(const position_in_partition_comparator& cmp, const clustering_ranges& ranges) const;
     const clustering_ranges& ranges() const noexcept { return _ranges; }
 
 private:
@@ -121,6 +121,7 @@ private:
     void count_miss() noexcept { ++_stats.misses; ++_tracker.row_stats().misses; }
 
     schema_ptr _schema;
+    position_in_partition_comparator _cmp;  // forward, built once (it copies the clustering types)
     row_cache_underlying _underlying;
     cache::cache_tracker& _tracker;
     entries_type _entries;

@@ -210,7 +210,7 @@ private:
                 _cache.touch(e);
                 co_return;
             }
-            if (e.continuity.contains(*_schema, _forward_slice)) {
+            if (e.continuity.contains(_cache._cmp, _forward_slice)) {
                 _cache.count_hit();
                 _cache.touch(e);
                 start_partition(e.data, k);
@@ -250,6 +250,16 @@ private:
 
 mutation_reader row_cache::make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed,
                                        streamed_forwarding fwd, reader_permit permit) {
+    // A hit on one partition (a query's usual read): its memtable's reader alone, without the walk above it.
+    if (auto k = single_key(range)) {
+        auto it = _entries.find(*k);
+        if (it != _entries.end() && it->second->data &&
+            it->second->continuity.contains(_cmp, reversed ? reverse_ranges(slice) : slice)) {
+            count_hit();
+            touch(*it->second);
+            return make_memtable_reader(it->second->data, _schema, range, std::move(slice), reversed, fwd);
+        }
+    }
     return mutation_reader(
         std::make_unique<row_cache_reader>(*this, range, std::move(slice), reversed, fwd, std::move(permit)));
 }

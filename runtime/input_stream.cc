@@ -150,6 +150,7 @@ public:
         _initial_size = opts.initial_buffer_size ? std::min<uint64_t>(_buffer_size, std::max<uint64_t>(a, (opts.initial_buffer_size + a - 1) / a * a))
                                                  : _buffer_size;
         _next_size = _initial_size;
+        _full_issued = _initial_size >= _buffer_size;
         // Reads start at the aligned offset below `offset`; the first
         // buffer's front is trimmed.
         _next_issue = offset / a * a;
@@ -213,6 +214,7 @@ public:
             if (_next_issue < _pos / a * a) {
                 _next_issue = _pos / a * a;
                 _next_size = _initial_size;  // a jump: maybe a short read again
+                _full_issued = _initial_size >= _buffer_size;
             }
         }
         return get();
@@ -234,12 +236,16 @@ public:
 
 private:
     void issue_reads() {
-        // Growing reads are not read ahead: a short read (a row) reads no more than it uses.
-        while (_reads.size() < 1 + (_next_size < _buffer_size ? 0 : _read_ahead) && _next_issue < _end) {
+        // Growing reads are not read ahead, and neither is the first full-size read after them (issued when the
+        // last growing one is consumed): a short read (a row, or a promoted index block of up to half buffer_size)
+        // reads no more than it asks for; a scan reads ahead from its second full-size read on.
+        bool ahead = _full_issued;
+        while (_reads.size() < 1 + (ahead ? _read_ahead : 0) && _next_issue < _end) {
             auto* r = new pending_read;
             r->pos = _next_issue;
             uint64_t a = _file.disk_read_dma_alignment();
             uint64_t want_end = std::min<uint64_t>(_next_issue + _next_size, (_end + a - 1) / a * a);
+            _full_issued = _next_size >= _buffer_size;
             _next_size = std::min(_buffer_size, _next_size * 2);
             r->len = want_end - _next_issue;
             r->buf = _file.allocate_aligned_buffer(r->len);
@@ -278,6 +284,7 @@ private:
     uint64_t _buffer_size;
     uint64_t _initial_size;  // first read's size (== _buffer_size unless growing)
     uint64_t _next_size;     // the next read's size, doubling up to _buffer_size
+    bool _full_issued;       // the last read issued was full-size: the next ones may be read ahead
     unsigned _read_ahead;
     std::deque<pending_read*> _reads;
 };

@@ -52,7 +52,8 @@ future<sstable_components> load_components(descriptor d) {
     co_return c;
 }
 
-data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len, integrity_check check) {
+data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len, integrity_check check,
+                             uint64_t first_read) {
     auto name = c.desc.filename(component_type::data);
     if (c.compression) {
         return make_compressed_data_source(std::move(data), std::move(name), c.compression, c.data_file_size, pos, len);
@@ -62,8 +63,9 @@ data_source make_data_source(file data, const sstable_components& c, uint64_t po
     }
     uint64_t end = len > c.data_file_size - std::min(pos, c.data_file_size) ? c.data_file_size : pos + len;
     file_input_stream_options opts;
-    // 4 KiB first (a row or two of a singular read), doubling to 128 KiB reads for scans, one in flight ahead.
-    opts.initial_buffer_size = 4096;
+    // 4 KiB first (a row or two of a singular read) unless the caller knows better, doubling to 128 KiB reads for
+    // scans, one in flight ahead. The first read starts at pos rounded down to the alignment.
+    opts.initial_buffer_size = std::max<uint64_t>(1, first_read + pos % 4096);
     opts.buffer_size = 128 * 1024;
     opts.read_ahead = 1;
     return make_file_data_source(std::move(data), std::min(pos, end), end - std::min(pos, end), opts);

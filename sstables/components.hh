@@ -49,7 +49,10 @@ enum class integrity_check : bool { no, yes };
 // Bytes [pos, pos + len) of the uncompressed Data.db. Compressed: decompressed chunk by chunk, each chunk's
 // CRC32 checked whatever `check` says. Uncompressed with `yes` and CRC.db: read in CRC.db's chunks, each checked.
 // Otherwise: a plain read-ahead file source over exactly [pos, pos + len) (aligned O_DIRECT reads that start
-// small and grow with a sequential scan). data is Data.db opened.
-data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len, integrity_check check);
+// small and grow with a sequential scan: the first one reads first_read bytes from pos, rounded out to the
+// alignment: 4 KiB, a row or two, or what the caller knows it will need, such as a promoted index block). data is
+// Data.db opened.
+data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len, integrity_check check,
+                             uint64_t first_read = 4096);
 
 } // namespace reef::sstables

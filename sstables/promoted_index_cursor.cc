@@ -69,6 +69,7 @@ promoted_index_cursor::entry_point promoted_index_cursor::advance_to(const posit
         }
     }
     ep.offset = lo < _blocks.size() ? block(lo).offset : _end - 1;
+    ep.width = lo < _blocks.size() ? block(lo).width : 0;
     return ep;
 }
 

@@ -35,6 +35,9 @@ public:
         tombstone open;
         // The block (block_count() for the end of the partition).
         size_t block = 0;
+        // The block's bytes from offset on (0 for the end of the partition): what a read that starts there reads
+        // at least, unless the slice ends inside it.
+        uint64_t width = 0;
     };
 
     // Where a read of the positions at or after pos starts: the first block, not before the last answer's, whose

@@ -289,17 +289,19 @@ private:
         }
     }
 
-    // Restarts parsing at Data.db offset `at` of the range (after the parser's position), an unfiltered of the
-    // current partition or its end-of-partition byte: what lies between is neither read nor parsed.
-    future<> jump(uint64_t at) {
+    // Restarts parsing at Data.db offset `at` of the range (after the parser's position): an unfiltered of the
+    // current partition or its end-of-partition byte, or (start_at::partition) the next partition's start. What
+    // lies between is neither read nor parsed. first_read: the bytes from `at` on the read will want at least (a
+    // promoted index block), read in one I/O when the source does not hold `at` yet; 0 when not known.
+    future<> jump(uint64_t at, mx_parser::start_at start = mx_parser::start_at::inside_partition,
+                  uint64_t first_read = 0) {
         if (at >= _range_end) {
             throw malformed_sstable_exception(_h.data_file, at,
                                               "the promoted index points past the partition's end (" +
                                                   std::to_string(_range_end) + ")");
         }
         _consumer.buffer().clear();
-        _parser = std::make_unique<mx_parser>(*_h.header, _h.data_file, _consumer, at, _range_end,
-                                              mx_parser::start_at::inside_partition);
+        _parser = std::make_unique<mx_parser>(*_h.header, _h.data_file, _consumer, at, _range_end, start);
         _parser_done = false;
         if (at >= _buf_start && at < _buf_start + _buf.size()) {
             _buf.trim_front(at - _buf_start);
@@ -307,17 +309,20 @@ private:
             feed();
             co_return;
         }
-        if (at >= _src_next) {
+        // A compressed source reads whole chunks whatever it is told: it skips.
+        if (at >= _src_next && (!first_read || _h.components->compression)) {
             uint64_t n = at - _src_next;
             auto b = co_await _src.skip(n);
             set_buffer(std::move(b), at);
             co_return;
         }
-        // Behind the source (a value staged across buffers): start a new source there.
+        // Behind the source (a value staged across buffers), or ahead of it with a known need: a new source there,
+        // whose first read is the whole need (a skipped source would start again with a short read, then double).
         co_await _src.close();
         _src_open = false;
-        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, at, _range_end - at, integrity_check::no), _permit,
-                                          _h.data_file);
+        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, at, _range_end - at,
+                                                           integrity_check::no, first_read ? first_read : 4096),
+                                          _permit, _h.data_file);
         _src_open = true;
         _src_next = at;
         _buf = temporary_buffer();
@@ -335,12 +340,24 @@ private:
         }
         uint64_t at = _parser->offset();
         if (_skip_rest || _dropping) {
-            uint64_t end_byte = _partition_position + _cursor->partition_end() - 1;
-            if (end_byte <= at) {
+            // The rest of the partition is not wanted, and the index says where the next one starts: the partition
+            // ends here, and parsing goes on there, without reading even the end-of-partition byte.
+            uint64_t next = _partition_position + _cursor->partition_end();
+            if (next - 1 <= at) {
                 co_return false;
             }
-            _expect_partition_end = true;
-            co_await jump(end_byte);
+            if (_dropping) {
+                push(partition_end{});
+                _in_partition = false;
+                _dropping = false;
+            }
+            _skip_rest = false;
+            _cursor.reset();
+            if (next >= _range_end) {
+                _parser_done = true;  // the range's last partition: nothing more to read
+                co_return true;
+            }
+            co_await jump(next, mx_parser::start_at::partition);
             co_return true;
         }
         if (!_filter) {
@@ -356,7 +373,7 @@ private:
             co_return false;
         }
         _expect_partition_end = ep.block == _cursor->block_count();
-        co_await jump(to);
+        co_await jump(to, mx_parser::start_at::inside_partition, ep.width);
         _input_tomb = ep.open;
         _filter->set_tombstone_in_force(ep.open);
         co_return true;

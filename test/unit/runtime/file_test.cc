@@ -232,6 +232,17 @@ BOOST_AUTO_TEST_CASE(test_input_stream_growing_reads) {
         co_await in.close();
         uint64_t small = std::max<uint64_t>(4096, a);
         BOOST_CHECK_LE(f.io_counters().bytes - before.bytes, 2 * small + 2 * a);
+        // A first read of half the buffer size (a promoted index block) is the only read until it is consumed:
+        // the full-size read it grows into is not read ahead with it.
+        file_input_stream_options block_opts = opts;
+        block_opts.initial_buffer_size = 64 * 1024;
+        auto reads_before = f.io_counters();
+        auto bin = make_file_input_stream(f, 65536, 900000, block_opts);
+        auto z = co_await bin.read_exactly(100);
+        BOOST_CHECK(z.view() == std::string_view(data).substr(65536, 100));
+        BOOST_CHECK_EQUAL(f.io_counters().reads - reads_before.reads, 1u);
+        BOOST_CHECK_EQUAL(f.io_counters().bytes - reads_before.bytes, std::max<uint64_t>(64 * 1024, a));
+        co_await bin.close();
         co_await f.close();
     });
 }

@@ -60,6 +60,12 @@ future<std::optional<entry_ref>> index_reader::find(const dht::decorated_key& k)
     co_return e;
 }
 
+future<std::optional<entry_ref>> index_reader::first_entry(const dht::partition_range& pr) {
+    std::function<bool(const dht::decorated_key&)> before = [&](const dht::decorated_key& k) { return pr.before(k); };
+    auto e = co_await first_entry_not(std::move(before));
+    co_return e;
+}
+
 future<uint64_t> index_reader::next_position(const entry_ref& e) {
     if (e.index + 1 < e.page->entries.size()) {
         co_return e.page->entries[e.index + 1].data_position;

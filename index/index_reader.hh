@@ -65,6 +65,9 @@ public:
     // The entry of partition k (nothing when the index has none): what a read that skips inside the partition
     // needs (its promoted index).
     future<std::optional<entry_ref>> find(const dht::decorated_key& k);
+    // The entry of pr's first partition, if the index has one not before pr (it may lie after pr's end: range()
+    // says whether pr holds anything).
+    future<std::optional<entry_ref>> first_entry(const dht::partition_range& pr);
     // Where the partition after e's starts in Data.db (data_length after the last one): where e's ends.
     future<uint64_t> next_position(const entry_ref& e);
     // Summary page i, parsed (through the caches).

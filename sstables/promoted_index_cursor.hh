@@ -44,6 +44,8 @@ public:
     // last position is not before pos. Nothing in the blocks before it is at or after pos.
     entry_point advance_to(const position_in_partition& pos);
 
+    // The partition's deletion, as the promoted index repeats it from the partition's header.
+    const deletion_time& partition_deletion() const noexcept { return _pi.partition_deletion; }
     // Bytes of partition header and static row: block 0 starts there.
     uint64_t header_length() const noexcept { return _pi.partition_header_length; }
     // Relative to the partition's start: just past its end-of-partition byte.

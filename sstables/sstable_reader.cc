@@ -87,6 +87,25 @@ private:
     bool _stop_after_row = false;
 };
 
+// The partition deletion as the Data.db parser reads it from the partition's header (mx_parser), from the copy the
+// promoted index keeps; nothing when the stored form is one the parser refuses (the header is then read, and refused).
+std::optional<tombstone> partition_tombstone_of(const deletion_time& d, sstable_version v) {
+    if (has_uint_deletion_time(v)) {
+        if (d.live()) {
+            return tombstone{};
+        }
+        int64_t ldt = d.local_deletion_time;
+        return tombstone{d.marked_for_delete_at,
+                         ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt)};
+    }
+    bool no_timestamp = d.marked_for_delete_at == api::missing_timestamp;
+    bool no_time = d.local_deletion_time == no_deletion_time_32;
+    if (no_timestamp || no_time) {
+        return no_timestamp && no_time ? std::optional(tombstone{}) : std::nullopt;
+    }
+    return tombstone{d.marked_for_delete_at, deletion_time_type(uint32_t(int32_t(d.local_deletion_time)))};
+}
+
 bool is_full(const clustering_ranges& slice) {
     return slice.size() == 1 && slice[0] == position_range::full();
 }
@@ -209,6 +228,12 @@ private:
             co_return;
         }
         _range_end = dr.end;
+        if ((_forwarding || !_full_slice) && _h.header->static_columns.empty()) {
+            bool started = co_await start_from_index(dr.start);
+            if (started) {
+                co_return;
+            }
+        }
         _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, dr.start, dr.end - dr.start, integrity_check::no),
                                           _permit, _h.data_file);
         _src_open = true;
@@ -217,6 +242,52 @@ private:
         _buf_start = dr.start;
         _parser = std::make_unique<mx_parser>(*_h.header, _h.data_file, _consumer, dr.start, dr.end);
         _parser_done = false;
+    }
+
+    // A read that skips inside partitions, in a table without static columns (so a partition's header is its key
+    // and deletion alone): the range's first partition starts from the index (its entry's key, the deletion the
+    // promoted index repeats), and Data.db is read from the first block the slice (or window) needs on, never from
+    // the header; the partitions after it are read as usual. False, with nothing done, when that partition has no
+    // promoted index (it is read from its start).
+    future<bool> start_from_index(uint64_t position) {
+        _permit.check_timeout(_index_file_name);
+        auto first = co_await _index.first_entry(_range);
+        if (!first || first->entry().data_position != position) {
+            co_return false;  // the index disagrees with itself: the ordinary path says where
+        }
+        auto key = first->entry().key;
+        first.reset();
+        _partition_position = position;
+        _lookup = key;
+        co_await look_up();
+        if (!_cursor) {
+            co_return false;
+        }
+        auto tomb = partition_tombstone_of(_cursor->partition_deletion(), _h.components->desc.version);
+        uint64_t at = header_end();
+        if (!tomb || at >= _range_end) {
+            _cursor.reset();
+            co_return false;
+        }
+        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, at, _range_end - at, integrity_check::no),
+                                          _permit, _h.data_file);
+        _src_open = true;
+        _src_next = at;
+        _buf = temporary_buffer();
+        _buf_start = at;
+        _parser = std::make_unique<mx_parser>(*_h.header, _h.data_file, _consumer, at, _range_end,
+                                              mx_parser::start_at::inside_partition);
+        _parser_done = false;
+        auto cursor = std::move(_cursor);
+        partition_start ps{key, *tomb};
+        start_partition(ps, position);
+        _lookup.reset();
+        _cursor = std::move(cursor);
+        push(std::move(ps));
+        if (_h.stats) {
+            ++_h.stats->headers_skipped;
+        }
+        co_return true;
     }
 
     future<> close_range() {
@@ -448,7 +519,7 @@ private:
                 throw malformed_sstable_exception(_h.data_file, _consumer.partition_position(),
                                                   "a partition starts where the previous one should end");
             }
-            start_partition(*ps);
+            start_partition(*ps, _consumer.partition_position());
             push(std::move(f));
             parsed.pop_front();
             return true;
@@ -516,10 +587,10 @@ private:
         return true;
     }
 
-    void start_partition(const partition_start& ps) {
+    void start_partition(const partition_start& ps, uint64_t position) {
         _in_partition = true;
         _dropping = false;
-        _partition_position = _consumer.partition_position();
+        _partition_position = position;
         _input_tomb = {};
         _cursor.reset();
         _filter.reset();

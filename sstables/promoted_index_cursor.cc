@@ -9,11 +9,11 @@ namespace reef::sstables {
 promoted_index_cursor::promoted_index_cursor(promoted_index pi, uint64_t partition_length, const schema& s,
                                              std::vector<data_type> clustering_types, sstable_version v, std::string file)
     : _pi(std::move(pi)), _cmp(s), _types(std::move(clustering_types)), _version(v), _file(std::move(file)),
-      _blocks(_pi.block_count()), _end(partition_length) {
+      _block_count(_pi.block_count()), _end(partition_length) {
     // parse_promoted_index guarantees at least one block. The last one ends at the partition's end, or just before
     // its end-of-partition byte when its last unfiltered filled it (Cassandra's ColumnIndex closes a full block
     // before the end of the partition is written).
-    auto& last = block(_blocks.size() - 1);
+    auto& last = block(_block_count - 1);
     if (last.offset < _pi.partition_header_length || last.width > _end || last.offset > _end - last.width ||
         last.offset + last.width + 1 < _end) {
         throw malformed_sstable_exception(_file, _pi.blocks_file_offset + _pi.offsets.back(),
@@ -26,15 +26,16 @@ promoted_index_cursor::promoted_index_cursor(promoted_index pi, uint64_t partiti
 }
 
 const promoted_index_block& promoted_index_cursor::block(size_t i) {
-    auto& b = _blocks[i];
-    if (!b) {
-        b = _pi.block(i, _types, _version, _file);
-        ++_decoded;
-        if (i + 1 < _blocks.size()) {
-            check_block(i, *b);
+    auto it = _blocks.find(i);
+    if (it == _blocks.end()) {
+        auto b = _pi.block(i, _types, _version, _file);
+        if (i + 1 < _block_count) {
+            check_block(i, b);
         }
+        it = _blocks.emplace(i, std::move(b)).first;
+        ++_decoded;
     }
-    return *b;
+    return it->second;
 }
 
 void promoted_index_cursor::check_block(size_t i, const promoted_index_block& b) const {
@@ -47,7 +48,7 @@ void promoted_index_cursor::check_block(size_t i, const promoted_index_block& b)
 }
 
 promoted_index_cursor::entry_point promoted_index_cursor::advance_to(const position_in_partition& pos) {
-    size_t lo = _first, hi = _blocks.size();
+    size_t lo = _first, hi = _block_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (_cmp(block(mid).last.position(), pos) < 0) {
@@ -68,8 +69,8 @@ promoted_index_cursor::entry_point promoted_index_cursor::advance_to(const posit
                                 ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt)};
         }
     }
-    ep.offset = lo < _blocks.size() ? block(lo).offset : _end - 1;
-    ep.width = lo < _blocks.size() ? block(lo).width : 0;
+    ep.offset = lo < _block_count ? block(lo).offset : _end - 1;
+    ep.width = lo < _block_count ? block(lo).width : 0;
     return ep;
 }
 

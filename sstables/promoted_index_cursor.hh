@@ -8,6 +8,7 @@
 #include "sstables/index_entry.hh"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,7 +65,10 @@ private:
     std::vector<data_type> _types;
     sstable_version _version;
     std::string _file;
-    std::vector<std::optional<promoted_index_block>> _blocks;
+    size_t _block_count = 0;
+    // The blocks decoded so far, by index: a read's binary searches touch O(log n) of them, so a read of a partition
+    // of thousands of blocks allocates and clears nothing per block (a node map: references stay valid).
+    std::map<size_t, promoted_index_block> _blocks;
     size_t _decoded = 0;
     size_t _first = 0;  // blocks before it are behind the read
     uint64_t _end = 0;

@@ -5,21 +5,36 @@
 
 namespace reef {
 
-int clustering_comparator::compare_common(const clustering_key_prefix& a, const clustering_key_prefix& b) const {
-    size_t n = std::min(a.size(), b.size());
-    for (size_t i = 0; i < n; ++i) {
-        if (int c = _types.at(i)->compare(a.component(i), b.component(i))) {
-            return c < 0 ? -1 : 1;
+clustering_comparator::clustering_comparator(std::vector<data_type> types) {
+    auto c = std::make_shared<compiled>();
+    for (auto& t : types) {
+        const abstract_type* base = t->is_reversed() ? t->underlying_type().get() : t.get();
+        fast_kind k = fast_kind::generic;
+        switch (base->is_reversed() ? type_kind::reversed : base->kind()) {
+        case type_kind::bigint:
+        case type_kind::int32:
+        case type_kind::smallint:
+        case type_kind::tinyint:
+        case type_kind::counter:
+        case type_kind::timestamp:
+            k = fast_kind::signed_integer;
+            break;
+        case type_kind::ascii:
+        case type_kind::text:
+        case type_kind::blob:
+        case type_kind::inet:
+        case type_kind::date:
+        case type_kind::time:
+        case type_kind::duration:
+            k = fast_kind::byte_order;
+            break;
+        default:
+            break;
         }
+        c->columns.push_back(column{k, t->is_reversed(), t.get()});
     }
-    return 0;
-}
-
-int clustering_comparator::operator()(const clustering_key_prefix& a, const clustering_key_prefix& b) const {
-    if (int c = compare_common(a, b)) {
-        return c;
-    }
-    return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
+    c->types = std::move(types);
+    _c = std::move(c);
 }
 
 bound_weight weight_of(bound_kind k) noexcept {
@@ -51,14 +66,30 @@ int position_in_partition_comparator::operator()(const position_in_partition& a,
     if (a.region() != partition_region::clustered) {
         return 0;
     }
-    if (int c = _ck.compare_common(a.key(), b.key())) {
+    return compare_clustered(a.key(), a.weight(), b.key(), b.weight());
+}
+
+int position_in_partition_comparator::compare_key(const clustering_key_prefix& k, bound_weight w,
+                                                  const position_in_partition& p) const {
+    switch (p.region()) {
+    case partition_region::partition_start:
+    case partition_region::static_row: return 1;
+    case partition_region::partition_end: return -1;
+    case partition_region::clustered: break;
+    }
+    return compare_clustered(k, w, p.key(), p.weight());
+}
+
+int position_in_partition_comparator::compare_clustered(const clustering_key_prefix& a, bound_weight wa_,
+                                                        const clustering_key_prefix& b, bound_weight wb_) const {
+    if (int c = _ck.compare_common(a, b)) {
         return _reversed ? -c : c;
     }
     // Equal over the common components: the weights decide. In a reversed
     // stream the weights were already flipped by reversed(), so they order
     // correctly as they are; only a shorter prefix's place changes side.
-    size_t la = a.key().size(), lb = b.key().size();
-    int wa = int(a.weight()), wb = int(b.weight());
+    size_t la = a.size(), lb = b.size();
+    int wa = int(wa_), wb = int(wb_);
     if (la == lb) {
         return wa < wb ? -1 : wa > wb ? 1 : 0;
     }

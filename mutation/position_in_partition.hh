@@ -84,8 +84,15 @@ public:
 
     int operator()(const position_in_partition& a, const position_in_partition& b) const;
     bool less(const position_in_partition& a, const position_in_partition& b) const { return (*this)(a, b) < 0; }
+    // The clustered position of prefix k with weight w (a row: equal; after
+    // it: after_all_prefixed) against p, without building that position
+    // (which would copy the key).
+    int compare_key(const clustering_key_prefix& k, bound_weight w, const position_in_partition& p) const;
 
 private:
+    int compare_clustered(const clustering_key_prefix& a, bound_weight wa, const clustering_key_prefix& b,
+                          bound_weight wb) const;
+
     clustering_comparator _ck;
     bool _reversed;
 };

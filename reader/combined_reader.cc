@@ -73,6 +73,8 @@ public:
                     fmt::format("combined reader with forwarding: source {} is not a forwarding reader", i));
             }
         }
+        // Its fills cost by the fragment merged: a short read merges little.
+        enable_slow_start();
         _sources.reserve(sources.size());
         for (auto& src : sources) {
             _sources.push_back(

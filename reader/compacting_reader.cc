@@ -64,6 +64,13 @@ public:
     future<> fill_buffer() override {
         while (!is_buffer_full()) {
             if (_source.is_buffer_empty()) {
+                if (!_buffer.empty()) {
+                    // What the source gave is compacted: hand it out rather
+                    // than fill the source again. The source's fills set the
+                    // pace (a short read takes a few small fills, see
+                    // enable_slow_start), not this buffer's size.
+                    break;
+                }
                 if (_source.is_end_of_stream()) {
                     _end_of_stream = true;
                     break;

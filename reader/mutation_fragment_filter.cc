@@ -28,7 +28,8 @@ void mutation_fragment_filter::emit_change(position_in_partition pos, tombstone 
     _emitted = t;
 }
 
-bool mutation_fragment_filter::move_to(const position_in_partition& pos, std::vector<mutation_fragment>& out) {
+template <typename Pos>
+bool mutation_fragment_filter::move_to(const Pos& pos, std::vector<mutation_fragment>& out) {
     while (auto* r = _walker.current()) {
         if (_walker.passed_current(pos)) {
             // The range is behind pos. If we never entered it but a
@@ -62,6 +63,12 @@ bool mutation_fragment_filter::consume(mutation_fragment f, std::vector<mutation
         finish(out);
         out.push_back(std::move(f));
         return false;
+    }
+    if (auto* cr = std::get_if<clustering_row>(&f)) {
+        if (move_to(cr->key, out)) {
+            out.push_back(std::move(f));
+        }
+        return _walker.current() != nullptr;
     }
     auto pos = position_of(f);
     bool inside = move_to(pos, out);

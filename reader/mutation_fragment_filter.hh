@@ -24,6 +24,13 @@ public:
     bool passed_current(const position_in_partition& pos) const { return _cmp(_ranges[_i].end, pos) <= 0; }
     // Whether pos is before the current range's start.
     bool before_current(const position_in_partition& pos) const { return _cmp(pos, _ranges[_i].start) < 0; }
+    // The same for the row at key k, without building its position.
+    bool passed_current(const clustering_key_prefix& k) const {
+        return _cmp.compare_key(k, bound_weight::equal, _ranges[_i].end) >= 0;
+    }
+    bool before_current(const clustering_key_prefix& k) const {
+        return _cmp.compare_key(k, bound_weight::equal, _ranges[_i].start) < 0;
+    }
     const position_in_partition_comparator& comparator() const noexcept { return _cmp; }
 
 private:
@@ -63,7 +70,9 @@ private:
     // Moves the walker up to pos, emitting the changes that open and close
     // the tombstone in force on each range boundary crossed. Returns whether
     // pos is inside a range.
-    bool move_to(const position_in_partition& pos, std::vector<mutation_fragment>& out);
+    // `pos`: a position, or a row's key (its position, not built).
+    template <typename Pos>
+    bool move_to(const Pos& pos, std::vector<mutation_fragment>& out);
     void emit_change(position_in_partition pos, tombstone t, std::vector<mutation_fragment>& out);
 
     clustering_ranges_walker _walker;

@@ -8,7 +8,7 @@
 #include "runtime/future.hh"
 #include "schema/schema.hh"
 
-#include <deque>
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -21,6 +21,42 @@ namespace reef {
 // the stream again, and no partition_end is emitted (the consumer moves on
 // with next_partition()).
 enum class streamed_forwarding { no, yes };
+
+// A reader's buffer: a FIFO of fragments over one vector that is emptied
+// (keeping its capacity) whenever it is drained, so a reader that is filled
+// and drained again and again allocates nothing after its first fills.
+// std::deque allocated a map and a node on construction and a node every few
+// fragments (its 512-byte nodes hold 5 fragments).
+class fragment_buffer {
+public:
+    bool empty() const noexcept { return _head == _v.size(); }
+    size_t size() const noexcept { return _v.size() - _head; }
+    mutation_fragment& front() noexcept { return _v[_head]; }
+    void push_back(mutation_fragment f) {
+        if (_head && _head * 2 >= _v.size()) {
+            // Only when pushing to a buffer not drained (rare): drop the
+            // popped slots so the vector does not grow without bound.
+            _v.erase(_v.begin(), _v.begin() + ptrdiff_t(_head));
+            _head = 0;
+        }
+        _v.push_back(std::move(f));
+    }
+    void pop_front() noexcept {
+        // Frees what the fragment still holds (if it was not moved from).
+        _v[_head] = partition_end{};
+        if (++_head == _v.size()) {
+            clear();
+        }
+    }
+    void clear() noexcept {
+        _v.clear();
+        _head = 0;
+    }
+
+private:
+    std::vector<mutation_fragment> _v;
+    size_t _head = 0;
+};
 
 class mutation_reader_impl {
 public:
@@ -50,13 +86,33 @@ public:
 
 protected:
     void push(mutation_fragment f) { _buffer.push_back(std::move(f)); }
-    bool is_buffer_full() const noexcept { return _buffer.size() >= _max_buffer_fragments; }
+    bool is_buffer_full() const noexcept { return _buffer.size() >= _fill_limit; }
     void clear_buffer() noexcept { _buffer.clear(); }
+    // Slow start: the first fill stops at slow_start_fragments, each next
+    // one at twice the last, up to _max_buffer_fragments. A short read (a
+    // get, a scan of 10 rows) builds the few fragments it takes instead of
+    // a full buffer; a long one reaches full buffers after a few fills.
+    // For readers whose fills cost by the fragment (in memory), not by the
+    // call: an sstable reader keeps full fills.
+    void enable_slow_start() noexcept { _slow_start = true; }
+    static constexpr size_t slow_start_fragments = 16;
 
     schema_ptr _schema;
-    std::deque<mutation_fragment> _buffer;
+    fragment_buffer _buffer;
     size_t _max_buffer_fragments = 128;
     bool _end_of_stream = false;
+
+private:
+    // The wrapper sets the fill's limit before each fill.
+    void start_fill() noexcept {
+        _fill_limit = !_slow_start ? _max_buffer_fragments
+                      : _fill_limit == size_t(-1) ? std::min(slow_start_fragments, _max_buffer_fragments)
+                                                  : std::min(_fill_limit * 2, _max_buffer_fragments);
+    }
+
+    bool _slow_start = false;
+    // Until the first fill: no limit taken yet.
+    size_t _fill_limit = size_t(-1);
 
     friend class mutation_reader;
 };
@@ -73,7 +129,10 @@ public:
     // The buffer is drained and the source has no more.
     bool done() const noexcept { return is_buffer_empty() && is_end_of_stream(); }
     mutation_fragment pop_mutation_fragment();
-    future<> fill_buffer() { return _impl->fill_buffer(); }
+    future<> fill_buffer() {
+        _impl->start_fill();
+        return _impl->fill_buffer();
+    }
 
     // The next fragment, or nothing at the end of the stream (or window).
     future<std::optional<mutation_fragment>> operator()();

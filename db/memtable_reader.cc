@@ -17,40 +17,21 @@ using rows_type = mutation_partition::rows_type;
 // without building a position for each row (which would copy the key).
 class stream_order {
 public:
-    stream_order(const schema& s, bool reversed) : _ck(s), _pos(s, reversed), _reversed(reversed) {}
+    stream_order(const schema& s, bool reversed) : _pos(s, reversed) {}
 
     int operator()(const position_in_partition& a, const position_in_partition& b) const { return _pos(a, b); }
 
-    // position_in_partition_comparator(for_key(k), p), spelled out for a key.
+    // position_in_partition_comparator(for_key(k), p).
     int key_vs(const clustering_key_prefix& k, const position_in_partition& p) const {
-        switch (p.region()) {
-        case partition_region::partition_start:
-        case partition_region::static_row: return 1;
-        case partition_region::partition_end: return -1;
-        case partition_region::clustered: break;
-        }
-        if (int c = _ck.compare_common(k, p.key())) {
-            return _reversed ? -c : c;
-        }
-        size_t la = k.size(), lb = p.key().size();
-        int wb = int(p.weight());
-        if (la == lb) {
-            return wb > 0 ? -1 : wb < 0 ? 1 : 0;
-        }
-        // As in the comparator: forward, a shorter prefix sits before the
-        // keys it covers unless it is "after all prefixed"; reversed, only
-        // when it is "before all prefixed".
-        auto shorter_first = [this](int w) { return _reversed ? w < 0 : w <= 0; };
-        if (la < lb) {
-            return shorter_first(0) ? -1 : 1;
-        }
-        return shorter_first(wb) ? 1 : -1;
+        return _pos.compare_key(k, bound_weight::equal, p);
+    }
+    // position_in_partition_comparator(after_key(k), p).
+    int after_key_vs(const clustering_key_prefix& k, const position_in_partition& p) const {
+        return _pos.compare_key(k, bound_weight::after_all_prefixed, p);
     }
 
 private:
-    clustering_comparator _ck;
     position_in_partition_comparator _pos;
-    bool _reversed;
 };
 
 // A partition's range tombstones as a function of the stream position:
@@ -156,6 +137,7 @@ public:
         if (buffer_size) {
             _max_buffer_fragments = buffer_size;
         }
+        enable_slow_start();
     }
 
     future<> fill_buffer() override {
@@ -214,6 +196,7 @@ public:
         // it the one at the position before anything else.
         _in_force = {};
         _synced = false;
+        _next_known = false;
         return make_ready_future<>();
     }
 
@@ -275,9 +258,10 @@ private:
         _pos = position_in_partition::before_all_clustered_rows();
         _pos_after_row = false;
         _synced = false;
+        _next_known = false;
         _in_force = {};
         _row = _reversed ? _p->rows().end() : _p->rows().begin();
-        _resume_key.reset();
+        _resume_row.reset();
         _generation = _mt->generation();
         if (_forwarding) {
             _filter.reset();
@@ -312,50 +296,70 @@ private:
         }
     }
 
-    // The key of the last row passed: rows up to it are behind the reader,
-    // whatever is inserted later. Map iterators survive inserts, but a row
-    // inserted between that row and _row would be missed; a later fill
-    // re-seeks from this key when the memtable changed.
+    // The last row passed: rows up to it are behind the reader, whatever
+    // is inserted later. Map iterators survive inserts (rows are never
+    // removed), but a row inserted between that row and _row would be
+    // missed; a later fill re-seeks from it when the memtable changed.
     void save_resume_key() {
         auto& rows = _p->rows();
         if (!_reversed ? _row == rows.begin() : _row == rows.end()) {
-            _resume_key.reset();
+            _resume_row.reset();
         } else {
-            _resume_key = !_reversed ? std::prev(_row)->first : _row->first;
+            _resume_row = !_reversed ? std::prev(_row) : _row;
         }
     }
 
-    // After a write: _row to the first row after the resume key that is
-    // not behind _pos (rows inserted behind the position stay unread).
+    // After a write: _row to the first row after the resume row that is
+    // not behind _pos (rows inserted behind the position stay unread): the
+    // later, in the read's order, of the row just after the resume row and
+    // the first row at or after _pos (found by lookup).
     void reseek_rows() {
         auto& rows = _p->rows();
+        if (_pos_after_row) {
+            // The row just before _row may be a new one now: the position
+            // is after the resume row, the one passed last.
+            _pos = position_in_partition::after_key((*_resume_row)->first);
+            _pos_after_row = false;
+        }
+        auto at_pos = rows_at(_pos);
+        if (!_resume_row) {
+            _row = at_pos;
+            return;
+        }
+        auto less = rows.key_comp();
         if (!_reversed) {
-            _row = _resume_key ? rows.upper_bound(*_resume_key) : rows.begin();
-            while (_row != rows.end() && _order.key_vs(_row->first, pos()) < 0) {
-                ++_row;
-            }
+            auto after_resume = std::next(*_resume_row);
+            bool resume_later = at_pos == rows.end()         ? false
+                                : after_resume == rows.end() ? true
+                                                             : less(at_pos->first, after_resume->first);
+            _row = resume_later ? after_resume : at_pos;
         } else {
-            _row = _resume_key ? rows.lower_bound(*_resume_key) : rows.end();
-            while (_row != rows.begin() && _order.key_vs(std::prev(_row)->first, pos()) < 0) {
-                --_row;
-            }
+            // The next row is the one before _row: the earlier iterator.
+            auto before_resume = *_resume_row;
+            bool resume_earlier = at_pos == rows.end() || less(before_resume->first, at_pos->first);
+            _row = resume_earlier ? before_resume : at_pos;
         }
     }
 
-    // _row to the first row at or after stream position p. The rows of p's
-    // prefix come first after lower_bound(p's key); only those are stepped.
-    void seek_rows_to(const position_in_partition& p) {
+    // _row to the first row at or after stream position p.
+    void seek_rows_to(const position_in_partition& p) { _row = rows_at(p); }
+
+    // Where _row goes for the first row at or after stream position p. The
+    // rows of p's prefix come first after lower_bound(p's key); only those
+    // are stepped.
+    rows_type::const_iterator rows_at(const position_in_partition& p) const {
         auto& rows = _p->rows();
-        _row = rows.lower_bound(p.key());
+        auto it = rows.lower_bound(p.key());
         if (!_reversed) {
-            while (_row != rows.end() && _order.key_vs(_row->first, p) < 0) {
-                ++_row;
+            while (it != rows.end() && _order.key_vs(it->first, p) < 0) {
+                ++it;
             }
         } else {
-            while (_row != rows.end() && _order.key_vs(_row->first, p) >= 0) {
-                ++_row;
+            while (it != rows.end() && _order.key_vs(it->first, p) >= 0) {
+                ++it;
             }
         }
+        return it;
     }
 
     // Feeds the partition's clustered fragments, merged by position, to the
@@ -367,6 +371,7 @@ private:
         if (_generation != _mt->generation()) {
             reseek_rows();
             _synced = false;
+            _next_known = false;
             _generation = _mt->generation();
         }
         range_tombstone_view rts(_p->range_tombstones(), _forward_order, _reversed);
@@ -383,22 +388,31 @@ private:
                 }
                 _pos = std::move(*target);
                 _synced = false;
+                _next_known = false;
                 seek_rows_to(_pos);
             }
-            std::optional<range_tombstone_change> change;
+            range_tombstone_change* change = nullptr;
             if (!_synced) {
                 // Without range tombstones, no need to build the position.
                 tombstone t = rts.empty() ? tombstone{} : rts.value_at(pos());
                 if (t != _in_force) {
-                    change.emplace(range_tombstone_change{pos(), t});
+                    _sync_change.emplace(range_tombstone_change{pos(), t});
+                    change = &*_sync_change;
                 } else {
                     _synced = true;
                 }
             }
             if (!change && !rts.empty()) {
-                if (auto b = rts.next_boundary_after(pos())) {
-                    tombstone t = rts.value_at(*b);
-                    change.emplace(range_tombstone_change{std::move(*b), t});
+                if (!_next_known) {
+                    _next_change.reset();
+                    if (auto b = rts.next_boundary_after(pos())) {
+                        tombstone t = rts.value_at(*b);
+                        _next_change.emplace(range_tombstone_change{std::move(*b), t});
+                    }
+                    _next_known = true;
+                }
+                if (_next_change) {
+                    change = &*_next_change;
                 }
             }
             auto* r = next_row();
@@ -422,13 +436,21 @@ private:
             }
             if (take_row) {
                 // _pos is after this row; built only when asked for (pos()).
+                // With no range bound between the old position and the new
+                // one, the tombstone in force and the next change stay as
+                // they are (no binary search per row).
+                if (!(_synced && _next_known && (!_next_change || _order.after_key_vs(r->first, _next_change->position) < 0))) {
+                    _synced = false;
+                    _next_known = false;
+                }
                 _pos_after_row = true;
-                _synced = false;
                 advance_row();
             } else {
-                _pos = std::move(change->position);
+                _pos = std::move(change->position);  // a change made again when needed (_next_known)
+                _pos_after_row = false;
                 _in_force = change->tomb;
                 _synced = true;
+                _next_known = false;
             }
         }
     }
@@ -471,9 +493,14 @@ private:
     bool _pos_after_row = false;
     bool _synced = false;
     tombstone _in_force;
+    // When _next_known: the first range tombstone change after _pos (none:
+    // nothing ahead), valid until the walk passes it or moves otherwise.
+    bool _next_known = false;
+    std::optional<range_tombstone_change> _next_change;
+    std::optional<range_tombstone_change> _sync_change;  // scratch: the change at _pos when not synced
     // Forward: the next row. Reversed: the next row is the one before it.
     rows_type::const_iterator _row;
-    std::optional<clustering_key_prefix> _resume_key;
+    std::optional<rows_type::const_iterator> _resume_row;
     uint64_t _generation = 0;
     std::optional<mutation_fragment_filter> _filter;
     std::vector<mutation_fragment> _out;

@@ -141,39 +141,48 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
                                    streamed_forwarding fwd, combined_reader_stats* stats, cache::bypass_cache bypass,
                                    reader_permit permit) {
     bool use_cache = _cache && bypass == cache::bypass_cache::no && !_sstables.empty();
-    bool memtables_empty = _active->empty() &&
-                           std::all_of(_sealed.begin(), _sealed.end(), [](auto& mt) { return mt->empty(); });
-    if (use_cache && memtables_empty) {
-        // Nothing to merge: the cache alone (a write applied during the read is not seen, which a read that
-        // started before it may do; `stats` counts nothing, as there is no combined reader).
-        return _cache->make_reader(range, std::move(slice), reversed, fwd, std::move(permit));
+    // With one source the combined reader would only pass its stream through (and cost a merge step per
+    // fragment): that source is read directly, in the read's own forwarding mode (`stats` then counts nothing).
+    // Empty memtables are no sources: the active one too, so a write applied during the read into a memtable
+    // that was empty when it started is not seen, which the read's contract allows (it returns what was there
+    // when it started).
+    size_t count = (_active->empty() ? 0 : 1) + (use_cache ? 1 : _sstables.size());
+    for (auto& mt : _sealed) {
+        count += mt->empty() ? 0 : 1;
     }
+    auto source_fwd = count == 1 ? fwd : streamed_forwarding::yes;
+    // The one source takes the slice itself; several take copies.
+    auto slice_for_source = [&] { return count == 1 ? std::move(slice) : slice; };
     std::vector<combined_reader_source> sources;
-    auto add_memtable = [&](const std::shared_ptr<memtable>& mt) {
+    sources.reserve(count);
+    auto add_memtable = [&](const std::shared_ptr<memtable>& mt, api::timestamp_type max_ts) {
         if (!mt->empty()) {
-            sources.push_back({make_memtable_reader(mt, _schema, range, slice, reversed, streamed_forwarding::yes),
-                               mt->max_timestamp(), streamed_forwarding::yes});
+            sources.push_back({make_memtable_reader(mt, _schema, range, slice_for_source(), reversed, source_fwd), max_ts,
+                               streamed_forwarding::yes});
         }
     };
-    // The active memtable takes writes during the read (its reader follows them, see memtable_reader.hh).
-    sources.push_back({make_memtable_reader(_active, _schema, range, slice, reversed, streamed_forwarding::yes),
-                       std::numeric_limits<api::timestamp_type>::max(), streamed_forwarding::yes});
+    // The active memtable takes writes during the read (its reader follows them, see memtable_reader.hh): no
+    // bound on its timestamps.
+    add_memtable(_active, std::numeric_limits<api::timestamp_type>::max());
     for (auto& mt : _sealed) {
-        add_memtable(mt);
+        add_memtable(mt, mt->max_timestamp());
     }
     if (use_cache) {
         auto max_ts = api::missing_timestamp;
         for (auto& sst : _sstables) {
             max_ts = std::max(max_ts, sst->max_timestamp);
         }
-        sources.push_back({_cache->make_reader(range, slice, reversed, streamed_forwarding::yes, permit), max_ts,
+        sources.push_back({_cache->make_reader(range, slice_for_source(), reversed, source_fwd, permit), max_ts,
                            streamed_forwarding::yes});
     } else {
         for (auto& sst : _sstables) {
-            sources.push_back({make_sstable_reader(sst, _schema, range, slice, reversed, streamed_forwarding::yes,
+            sources.push_back({make_sstable_reader(sst, _schema, range, slice_for_source(), reversed, source_fwd,
                                                    bypass, permit),
                                sst->max_timestamp, streamed_forwarding::yes});
         }
+    }
+    if (sources.size() == 1) {
+        return std::move(sources.front().reader);
     }
     return make_combined_reader(_schema, std::move(sources), reversed, fwd, stats);
 }

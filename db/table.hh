@@ -55,7 +55,8 @@ public:
     void apply(const mutation& m);
 
     // Everything: the active memtable, the sealed ones not yet flushed, and the sstables, merged (see
-    // make_combined_reader; every source with its max_timestamp). The sources are the ones present now: a flush
+    // make_combined_reader; every source with its max_timestamp; a single source is read directly, and empty
+    // memtables are left out). The sources are the ones present now: a flush
     // that ends during the read leaves the memtable alive until the read is closed, a compaction keeps the old
     // sstables' files until their readers are closed. `slice` in the read's order (reverse_ranges).
     // `stats`, if given, counts the combined reader's skips and must outlive the reader. `bypass`: the sstables'

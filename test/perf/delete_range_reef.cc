@@ -3,6 +3,7 @@
 // memtables by the combined reader when they hold anything) wrapped in the compacting reader in query mode, as a CQL
 // SELECT at `now` would read.
 #include "test/perf/delete_range_workload.hh"
+#include "test/perf/perf_fast_forward.hh"
 #include "test/perf/perf_util.hh"
 
 #include "cache/tracker.hh"
@@ -271,10 +272,24 @@ engine_run run_reef(const delete_range_workload& wl, const std::string& director
             co_await load(b, wl, out.load);
             co_await full_scan(b, nullptr);  // unmeasured: warms what can be warmed
             combined_reader_stats before = b.stats();
-            co_await point_reads(b, wl, out.get);
-            co_await scans(b, wl, scan10_seed, wl.ops, 10, out.scan10);
-            co_await scans(b, wl, scan1000_seed, wl.long_ops, 1000, out.scan1000);
+            // operator new calls per operation (per row for the full scan), where counted (not under ASan).
+            std::vector<std::string> allocs;
+            auto counted = [&](const char* what, uint64_t per, auto phase) -> future<> {
+                auto a0 = pff::allocations();
+                co_await phase();
+                if (auto a1 = pff::allocations(); a0 && a1 && per) {
+                    allocs.push_back(fmt::format("{} {:.1f}", what, double(*a1 - *a0) / double(per)));
+                }
+            };
+            co_await counted("get", wl.ops, [&] { return point_reads(b, wl, out.get); });
+            co_await counted("scan10", wl.ops, [&] { return scans(b, wl, scan10_seed, wl.ops, 10, out.scan10); });
+            co_await counted("scan1000", wl.long_ops,
+                             [&] { return scans(b, wl, scan1000_seed, wl.long_ops, 1000, out.scan1000); });
+            auto a0 = pff::allocations();
             co_await full_scan(b, &out.fullscan);
+            if (auto a1 = pff::allocations(); a0 && a1 && out.fullscan.rows) {
+                allocs.push_back(fmt::format("fullscan row {:.2f}", double(*a1 - *a0) / double(out.fullscan.rows)));
+            }
             out.notes.emplace_back("block KiB", fmt::format("{}", wl.reef_block_kb));
             auto& rc = b.tbl().cache()->stats();
             out.notes.emplace_back("row cache (whole run)",
@@ -284,6 +299,13 @@ engine_run run_reef(const delete_range_workload& wl, const std::string& director
                                                b.tbl().cache()->partition_count(),
                                                double(cache::shard_cache_tracker().lru().memory_used()) / (1 << 20),
                                                cache_budget >> 30));
+            if (!allocs.empty()) {
+                std::string a;
+                for (auto& x : allocs) {
+                    a += (a.empty() ? "" : ", ") + x;
+                }
+                out.notes.emplace_back("allocations per op", a);
+            }
             out.notes.emplace_back("sstables", fmt::format("{}", b.tbl().sstable_count()));
             out.notes.emplace_back("flushes", fmt::format("{}", b.tbl().flushes()));
             if (wl.reef_no_flush) {

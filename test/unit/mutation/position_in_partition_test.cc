@@ -2,9 +2,11 @@
 // position of a small two-column table is mapped to a rank on a number line.
 #include "mutation/position_in_partition.hh"
 #include "schema/schema.hh"
+#include "test/lib/random_mutation.hh"
 #include "test/lib/simple_keys.hh"
 
 #include <boost/test/unit_test.hpp>
+#include <random>
 #include <vector>
 
 using namespace reef;
@@ -104,5 +106,65 @@ BOOST_AUTO_TEST_CASE(test_bound_kinds) {
         BOOST_CHECK(reverse(reverse(k)) == k);
         // Reversing a bound keeps its weight's meaning mirrored.
         BOOST_CHECK_EQUAL(int(weight_of(reverse(k))), -int(weight_of(k)));
+    }
+}
+
+// clustering_comparator's inline paths (fixed-size integers, byte-order types) against each type's own compare,
+// ASC and DESC, on random values with many ties, sign-bit edges, empty values and, for byte-order types, prefixes;
+// and compare_key against the comparator on built positions.
+BOOST_AUTO_TEST_CASE(test_comparator_fast_paths_match_type_compare) {
+    uint64_t seed = testing::pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    std::mt19937_64 rng(seed);
+    struct typed {
+        data_type type;
+        size_t size;  // 0: variable
+    };
+    std::vector<typed> types{{bigint_type(), 8}, {int32_type(), 4},     {smallint_type(), 2}, {tinyint_type(), 1},
+                             {counter_type(), 8}, {timestamp_type(), 8}, {date_type(), 4},     {time_type(), 8},
+                             {text_type(), 0},   {ascii_type(), 0},     {blob_type(), 0},     {inet_type(), 0},
+                             {duration_type(), 0}, {double_type(), 8},  {varint_type(), 0}};
+    const uint8_t edges[] = {0x00, 0x01, 0x7f, 0x80, 0x81, 0xfe, 0xff};
+    auto value = [&](const typed& t) {
+        if (rng() % 16 == 0) {
+            return bytes{};
+        }
+        size_t n = t.size ? t.size : rng() % 5;
+        bytes v(n);
+        for (auto& b : v) {
+            b = rng() % 2 ? edges[rng() % std::size(edges)] : uint8_t(rng());
+        }
+        return v;
+    };
+    for (auto& t : types) {
+        for (bool desc : {false, true}) {
+            auto type = desc ? reversed_type(t.type) : t.type;
+            clustering_comparator cmp(std::vector<data_type>{type, int32_type()});
+            clustering_comparator second(std::vector<data_type>{int32_type()});
+            position_in_partition_comparator pcmp(cmp, false);
+            BOOST_TEST_CONTEXT("type " << type->cql_name() << (desc ? " DESC" : "")) {
+                std::vector<bytes> pool;
+                for (int i = 0; i < 24; ++i) {
+                    pool.push_back(value(t));
+                }
+                for (int i = 0; i < 3000; ++i) {
+                    auto& a = pool[rng() % pool.size()];
+                    auto& b = pool[rng() % pool.size()];
+                    int want = type->compare(a, b);
+                    want = want < 0 ? -1 : want > 0 ? 1 : 0;
+                    clustering_key_prefix ka({a, int_value(int(rng() % 2))}), kb({b, int_value(int(rng() % 2))});
+                    int want2 = want ? want : second(clustering_key_prefix({ka.components()[1]}),
+                                                  clustering_key_prefix({kb.components()[1]}));
+                    BOOST_REQUIRE_EQUAL(cmp(ka, kb), want2);
+                    clustering_key_prefix pa({a});
+                    BOOST_REQUIRE_EQUAL(cmp.compare_common(pa, kb), want);
+                    auto w = rng() % 2 ? bound_weight::equal : bound_weight::after_all_prefixed;
+                    auto pos_b = rng() % 2 ? position_in_partition::before_key(pa) : position_in_partition::for_key(kb);
+                    auto built = w == bound_weight::equal ? position_in_partition::for_key(ka)
+                                                          : position_in_partition::after_key(ka);
+                    BOOST_REQUIRE_EQUAL(pcmp.compare_key(ka, w, pos_b), pcmp(built, pos_b));
+                }
+            }
+        }
     }
 }

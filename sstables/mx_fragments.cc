@@ -81,11 +81,6 @@ mx_fragment_consumer::mx_fragment_consumer(schema_ptr s, const serialization_hea
     }
 }
 
-mx_consumer::proceed mx_fragment_consumer::push(mutation_fragment f) {
-    _buffer.push_back(std::move(f));
-    return _buffer.size() >= _max_buffered ? proceed::no : proceed::yes;
-}
-
 clustering_key_prefix mx_fragment_consumer::key_of(const clustering_values& v, uint64_t position) const {
     std::vector<bytes> components;
     components.reserve(v.size());

@@ -60,7 +60,11 @@ public:
     proceed consume_partition_end(uint64_t end) override;
 
 private:
-    proceed push(mutation_fragment f);
+    template <typename Fragment>
+    proceed push(Fragment&& f) {
+        _buffer.emplace_back(std::forward<Fragment>(f));
+        return _buffer.size() >= _max_buffered ? proceed::no : proceed::yes;
+    }
     clustering_key_prefix key_of(const clustering_values& v, uint64_t position) const;
     const column_definition& column(column_id id) const;
 

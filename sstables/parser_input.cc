@@ -7,7 +7,7 @@
 
 namespace reef::sstables {
 
-bool parser_input::ensure(size_t n, std::string_view what) {
+bool parser_input::ensure_slow(size_t n, std::string_view what) {
     if (staged() == 0) {
         _stage.clear();
         _stage_pos = 0;
@@ -36,17 +36,7 @@ bool parser_input::ensure(size_t n, std::string_view what) {
     return true;
 }
 
-void parser_input::consume(size_t n) noexcept {
-    if (staged() > 0) {
-        // ensure() served these bytes from the stage.
-        _stage_pos += n;
-    } else {
-        _pos += n;
-    }
-    _offset += n;
-}
-
-bool parser_input::read_unsigned_vint(uint64_t& v, std::string_view what) {
+bool parser_input::read_unsigned_vint_slow(uint64_t& v, std::string_view what) {
     if (!ensure(1, what)) {
         return false;
     }
@@ -73,15 +63,13 @@ uint64_t parser_input::skip(uint64_t n) {
     return left;
 }
 
-void parser_input::check_length(uint64_t length, std::optional<uint64_t> limit, std::string_view what) const {
+void parser_input::fail_length(uint64_t length, std::optional<uint64_t> limit, std::string_view what) const {
     if (_end && (!limit || *limit > *_end)) {
         limit = _end;
     }
-    if (limit && (*limit < _offset || length > *limit - _offset)) {
-        fail(_offset, "impossible length " + std::to_string(length) + " of " + std::string(what) + ": only " +
-                          std::to_string(*limit > _offset ? *limit - _offset : 0) + " bytes are left" +
-                          (limit == _end ? " in the stream" : " in the enclosing row"));
-    }
+    fail(_offset, "impossible length " + std::to_string(length) + " of " + std::string(what) + ": only " +
+                      std::to_string(*limit > _offset ? *limit - _offset : 0) + " bytes are left" +
+                      (limit == _end ? " in the stream" : " in the enclosing row"));
 }
 
 void parser_input::fail_truncated(size_t n, std::string_view what) const {

@@ -75,7 +75,16 @@ public:
         consume(sizeof(T));
         return true;
     }
-    bool read_unsigned_vint(uint64_t& v, std::string_view what);
+    bool read_unsigned_vint(uint64_t& v, std::string_view what) {
+        // Fast path: a one-byte vint (most lengths, sizes and timestamp deltas of small rows) in the buffer.
+        if (staged() == 0 && _pos < _buf.size() && uint8_t(_buf[_pos]) < 0x80) {
+            v = uint8_t(_buf[_pos]);
+            ++_pos;
+            ++_offset;
+            return true;
+        }
+        return read_unsigned_vint_slow(v, what);
+    }
     // n bytes; the span stays valid until the next step that has to wait for data.
     bool read_bytes(std::span<const std::byte>& v, size_t n, std::string_view what) {
         if (!ensure(n, what)) {
@@ -94,14 +103,40 @@ public:
         throw malformed_sstable_exception(_file, at, what);
     }
     // Refuses a length that would reach past limit (the end of the enclosing row, or of the stream).
-    void check_length(uint64_t length, std::optional<uint64_t> limit, std::string_view what) const;
+    void check_length(uint64_t length, std::optional<uint64_t> limit, std::string_view what) const {
+        uint64_t lim = limit ? *limit : UINT64_MAX;
+        if (_end && *_end < lim) {
+            lim = *_end;
+        }
+        if (lim != UINT64_MAX && (lim < _offset || length > lim - _offset)) {
+            fail_length(length, limit, what);
+        }
+    }
 
 private:
     size_t staged() const noexcept { return _stage.size() - _stage_pos; }
     // Makes n contiguous bytes available at _ptr, staging across buffers; false when more data must come.
-    bool ensure(size_t n, std::string_view what);
-    void consume(size_t n) noexcept;
+    // Inline for the common case (nothing staged, the bytes in the buffer).
+    bool ensure(size_t n, std::string_view what) {
+        if (staged() == 0 && _buf.size() - _pos >= n) {
+            _ptr = _buf.data() + _pos;
+            return true;
+        }
+        return ensure_slow(n, what);
+    }
+    bool ensure_slow(size_t n, std::string_view what);
+    void consume(size_t n) noexcept {
+        if (staged() > 0) {
+            // ensure() served these bytes from the stage.
+            _stage_pos += n;
+        } else {
+            _pos += n;
+        }
+        _offset += n;
+    }
+    bool read_unsigned_vint_slow(uint64_t& v, std::string_view what);
     [[noreturn]] void fail_truncated(size_t n, std::string_view what) const;
+    [[noreturn]] void fail_length(uint64_t length, std::optional<uint64_t> limit, std::string_view what) const;
 
     std::string _file;
     std::span<const std::byte> _buf;

@@ -6,6 +6,7 @@
 
 #include "sstables/exceptions.hh"
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -76,12 +77,27 @@ public:
         return true;
     }
     bool read_unsigned_vint(uint64_t& v, std::string_view what) {
-        // Fast path: a one-byte vint (most lengths, sizes and timestamp deltas of small rows) in the buffer.
-        if (staged() == 0 && _pos < _buf.size() && uint8_t(_buf[_pos]) < 0x80) {
-            v = uint8_t(_buf[_pos]);
-            ++_pos;
-            ++_offset;
-            return true;
+        // Fast path: the whole vint in the buffer (the first byte's leading ones count the bytes that follow).
+        if (staged() == 0 && _pos < _buf.size()) {
+            auto first = uint8_t(_buf[_pos]);
+            if (first < 0x80) {
+                v = first;
+                ++_pos;
+                ++_offset;
+                return true;
+            }
+            size_t extra = size_t(std::countl_one(first));
+            if (_buf.size() - _pos > extra) {
+                // extra == 8: the marker byte holds no value bits.
+                uint64_t x = first & (0xffu >> extra);
+                for (size_t i = 1; i <= extra; ++i) {
+                    x = (x << 8) | uint8_t(_buf[_pos + i]);
+                }
+                v = x;
+                _pos += extra + 1;
+                _offset += extra + 1;
+                return true;
+            }
         }
         return read_unsigned_vint_slow(v, what);
     }

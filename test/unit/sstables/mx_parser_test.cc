@@ -4,8 +4,10 @@
 // and corrupted copies give malformed_sstable_exception, never a crash or a hang.
 #include "sstables/exceptions.hh"
 #include "sstables/mx_parser.hh"
+#include "sstables/parser_input.hh"
 #include "test/lib/mx_test_support.hh"
 #include "test/lib/peer_corpus.hh"
+#include "utils/vint.hh"
 
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
@@ -710,5 +712,37 @@ BOOST_DATA_TEST_CASE(test_starting_inside_a_partition, bdata::make(dataset_names
             }
             BOOST_TEST_MESSAGE(name << ": " << std::min<size_t>(tried, 40) << " starts inside partitions");
         }
+    }
+}
+
+// parser_input's vints: values of every encoded length, fed in random splits (so each is read whole from a
+// buffer, across buffers, or from the stage), come back as utils::try_decode_unsigned_vint reads them.
+BOOST_AUTO_TEST_CASE(test_parser_input_vints_in_any_split) {
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 300; ++round) {
+        std::vector<uint64_t> values;
+        std::string bytes;
+        for (int i = 0; i < 50; ++i) {
+            uint64_t v = rng() >> (rng() % 64);
+            values.push_back(v);
+            utils::append_unsigned_vint(bytes, v);
+        }
+        parser_input in("vints", 0, bytes.size());
+        size_t fed = 0;
+        auto feed_more = [&] {
+            size_t n = std::min<size_t>(bytes.size() - fed, 1 + rng() % 12);
+            in.feed(std::as_bytes(std::span<const char>(bytes.data() + fed, n)));
+            fed += n;
+        };
+        feed_more();
+        for (size_t i = 0; i < values.size(); ++i) {
+            uint64_t v = 0;
+            while (!in.read_unsigned_vint(v, "a test vint")) {
+                BOOST_REQUIRE_LT(fed, bytes.size());
+                feed_more();
+            }
+            BOOST_REQUIRE_EQUAL(v, values[i]);
+        }
+        BOOST_CHECK_EQUAL(in.offset(), bytes.size());
     }
 }

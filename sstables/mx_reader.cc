@@ -86,13 +86,6 @@ private:
     // range's end stops the stream (it stays in the consumer for a later fast_forward_to).
     bool take_fragments() {
         auto& parsed = _consumer.buffer();
-        if (_buffer.empty() && !_dropping && !_range.start() && !_range.end() && !parsed.empty()) {
-            // Every partition is wanted and none is being dropped: the whole batch at once (the consumer stops
-            // at as many fragments as the buffer holds).
-            std::swap(_buffer, parsed);
-            _in_partition = !std::holds_alternative<partition_end>(_buffer.back());
-            return false;
-        }
         while (!parsed.empty()) {
             auto& f = parsed.front();
             if (auto* ps = std::get_if<partition_start>(&f)) {

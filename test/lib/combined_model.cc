@@ -144,7 +144,7 @@ std::string what(std::exception_ptr e) {
     }
 }
 
-std::string describe(const std::vector<mutation>& ms) {
+std::string describe_indented(const std::vector<mutation>& ms) {
     std::ostringstream o;
     for (auto& m : ms) {
         o << "\n  " << to_string(m);
@@ -304,7 +304,7 @@ future<> check_combined_case(const combined_case& c, const source_factory& make_
         want_visible.push_back(visible(m));
     }
     BOOST_CHECK_MESSAGE(got_visible == want_visible,
-                        where << ":\n got" << describe(got_visible) << "\n want" << describe(want_visible));
+                        where << ":\n got" << describe_indented(got_visible) << "\n want" << describe_indented(want_visible));
 }
 
 } // namespace reef::testing

@@ -136,6 +136,28 @@ future<std::vector<mutation_fragment>> read_validated(mutation_reader& r, bool r
     co_return out;
 }
 
+std::vector<dht::decorated_key> keys_of(const mutation_model& model) {
+    std::vector<dht::decorated_key> keys;
+    keys.reserve(model.size());
+    for (auto& [k, m] : model) {
+        keys.push_back(k);
+    }
+    return keys;
+}
+
+std::string describe(const std::vector<mutation>& ms) {
+    std::string out;
+    for (auto& m : ms) {
+        out += to_string(m) + "\n";
+    }
+    return out;
+}
+
+bool is_empty(const mutation& m) {
+    auto& p = m.partition();
+    return !p.partition_tombstone() && p.static_row().empty() && p.rows().empty() && p.range_tombstones().empty();
+}
+
 dht::partition_range random_partition_range(mutation_generator& g, const std::vector<dht::decorated_key>& keys) {
     if (keys.empty()) {
         return dht::partition_range::full();

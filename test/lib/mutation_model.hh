@@ -47,6 +47,15 @@ void validate_stream(const schema& s, const std::vector<mutation_fragment>& fs, 
 // ready awaits would otherwise grow the stack: coroutine rule 5), validating what it read.
 future<std::vector<mutation_fragment>> read_validated(mutation_reader& r, bool reversed);
 
+// The model's partition keys, in ring order.
+std::vector<dht::decorated_key> keys_of(const mutation_model& model);
+
+// One mutation per line (to_string), for failure messages.
+std::string describe(const std::vector<mutation>& ms);
+
+// A partition that holds nothing: no partition tombstone, static row, row or range tombstone.
+bool is_empty(const mutation& m);
+
 // A random partition range over `keys` (sorted): everything, one key, or bounds at or around keys (possibly empty);
 // everything when there are no keys.
 dht::partition_range random_partition_range(mutation_generator& g, const std::vector<dht::decorated_key>& keys);

@@ -20,19 +20,6 @@ using namespace reef::testing;
 
 namespace {
 
-std::string describe(const std::vector<mutation>& ms) {
-    std::string out;
-    for (auto& m : ms) {
-        out += to_string(m) + "\n";
-    }
-    return out;
-}
-
-bool is_empty(const mutation& m) {
-    auto fs = to_fragments(m);
-    return fs.size() == 2 && !std::get<partition_start>(fs.front()).partition_tombstone;
-}
-
 // The partitions read, shadowed data dropped, without the ones that hold nothing (a compaction may drop a
 // partition whose data its own tombstones delete, a read gives it as an empty partition).
 std::vector<mutation> visible_partitions(const read_result& r) {
@@ -44,14 +31,6 @@ std::vector<mutation> visible_partitions(const read_result& r) {
         }
     }
     return out;
-}
-
-std::vector<dht::decorated_key> keys_of(const mutation_model& model) {
-    std::vector<dht::decorated_key> keys;
-    for (auto& [k, m] : model) {
-        keys.push_back(k);
-    }
-    return keys;
 }
 
 // A read as a plan: one range, or (sometimes) a few increasing ones walked by fast_forward_to; a random slice,

@@ -27,27 +27,6 @@ using namespace reef::testing;
 
 namespace {
 
-std::string describe(const std::vector<mutation>& ms) {
-    std::string out;
-    for (auto& m : ms) {
-        out += to_string(m) + "\n";
-    }
-    return out;
-}
-
-std::vector<dht::decorated_key> keys_of(const mutation_model& model) {
-    std::vector<dht::decorated_key> keys;
-    for (auto& [k, m] : model) {
-        keys.push_back(k);
-    }
-    return keys;
-}
-
-bool is_empty(const mutation& m) {
-    auto fs = to_fragments(m);
-    return fs.size() == 2 && !std::get<partition_start>(fs.front()).partition_tombstone;
-}
-
 // canonical_mutations without the partitions that hold nothing: a read may give an empty partition (one whose
 // rows all fall outside the slice, or whose data its own tombstones deleted) that a compaction dropped.
 std::vector<mutation> canonical(const schema_ptr& s, const std::vector<mutation_fragment>& fs, bool reversed) {

@@ -19,11 +19,6 @@ using namespace reef::testing;
 
 namespace {
 
-bool is_empty(const mutation& m) {
-    auto& p = m.partition();
-    return !p.partition_tombstone() && p.static_row().empty() && p.rows().empty() && p.range_tombstones().empty();
-}
-
 // The model of compaction: purge.
 std::optional<mutation> model_compaction(mutation m, deletion_time_type now, deletion_time_type gc_before,
                                          api::timestamp_type max_purgeable) {
@@ -163,14 +158,6 @@ random_params random_times(mutation_generator& g) {
         p.max_purgeable = g.rnd(0, 6);
     }
     return p;
-}
-
-std::string describe(const std::vector<mutation>& ms) {
-    std::string out;
-    for (auto& m : ms) {
-        out += to_string(m) + "\n";
-    }
-    return out;
 }
 
 // Printed only when a check fails (test contexts are streamed lazily).

@@ -9,6 +9,7 @@
 #include "sstables/compression_info.hh"
 #include "sstables/mx_fragments.hh"
 #include "sstables/mx_reader.hh"
+#include "test/lib/mutation_model.hh"
 #include "test/lib/mx_test_support.hh"
 #include "test/lib/reef_test.hh"
 
@@ -61,14 +62,6 @@ std::vector<mutation_fragment> parse_in_memory(const corpus_sstable& s, schema_p
     mx_parser p(*s.stats.header, s.data_path.string(), c, 0, s.data.size());
     drive_parser(p, s.data, [] { return size_t(1) << 30; });
     return {c.buffer().begin(), c.buffer().end()};
-}
-
-std::string describe(const std::vector<mutation>& ms) {
-    std::string out;
-    for (auto& m : ms) {
-        out += to_string(m) + "\n";
-    }
-    return out;
 }
 
 } // namespace

@@ -32,7 +32,7 @@ using namespace reef::testing;
 
 namespace {
 
-std::string describe(const std::vector<mutation>& ms) {
+std::string tokens_of(const std::vector<mutation>& ms) {
     std::string out;
     for (auto& m : ms) {
         out += m.decorated_key().get_token().to_string() + " ";
@@ -103,7 +103,7 @@ REEF_TEST_CASE(sstable_reader_matches_memtable_reader) {
                     auto got = co_await read_and_close(std::move(got_reader));
                     auto a = canonical_mutations(s, got, false);
                     auto b = canonical_mutations(s, expected, false);
-                    BOOST_REQUIRE_MESSAGE(a == b, describe(a) << "\n!=\n" << describe(b));
+                    BOOST_REQUIRE_MESSAGE(a == b, tokens_of(a) << "\n!=\n" << tokens_of(b));
                     ++reads;
                     if (pr.is_singular()) {
                         ++singular;

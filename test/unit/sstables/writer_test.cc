@@ -85,14 +85,6 @@ future<read_back_result> read_back(descriptor d, schema_ptr s,
     co_return r;
 }
 
-std::string describe(const std::vector<mutation>& ms) {
-    std::string out;
-    for (auto& m : ms) {
-        out += to_string(m) + "\n";
-    }
-    return out;
-}
-
 // What every written sstable must satisfy beside its contents: one index entry per partition at its Data.db
 // position, promoted indexes whose blocks tile the partition, a summary and a filter that know every key.
 void check_components(const read_back_result& r, const schema& s, const writer_options& o, size_t partitions,

@@ -68,7 +68,7 @@ public:
 
     // Low level, for streams that keep several reads in flight: submits one
     // aligned read whose result goes to c->complete() (bytes or -errno). The
-    // caller keeps buf and c alive until then and counts bytes_read.
+    // caller keeps buf and c alive until then and counts bytes_read when it completes.
     void submit_read(uint64_t pos, char* buf, size_t len, io_completion* c) const;
 
     const file_io_counters& io_counters() const noexcept;

@@ -122,6 +122,11 @@ struct pending_read final : io_completion {
 
     void complete(ssize_t r) noexcept override {
         --engine().io().in_flight;
+        // Counted when the kernel delivers them, not when they are handed out: read-ahead dropped unused
+        // (a skip, a close) was read from disk all the same.
+        if (r > 0) {
+            engine().io().bytes_read += size_t(r);
+        }
         result = r;
         done = true;
         if (orphaned) {
@@ -178,7 +183,6 @@ public:
             throw std::system_error(int(-r->result), std::system_category(),
                                     fmt::format("read {} at offset {} ({} bytes)", _file.path(), r->pos, r->len));
         }
-        engine().io().bytes_read += size_t(r->result);
         auto buf = std::move(r->buf);
         buf.trim(size_t(r->result));
         // This buffer covers [r->pos, r->pos + result); hand out from _pos.

@@ -13,10 +13,11 @@ class mx_full_scan_reader final : public mutation_reader_impl {
 public:
     mx_full_scan_reader(schema_ptr s, std::shared_ptr<const serialization_header> header, data_source src,
                         std::string file, uint64_t data_length, dht::partition_range range,
-                        mx_fragment_consumer::token_function token, uint64_t start_offset)
+                        mx_fragment_consumer::token_function token, uint64_t start_offset, mx_parser::start_at start)
         : mutation_reader_impl(s), _header(std::move(header)), _src(std::move(src)),
           _consumer(std::move(s), *_header, file, _max_buffer_fragments, std::move(token)),
-          _parser(*_header, file, _consumer, start_offset, data_length), _range(std::move(range)) {}
+          _parser(*_header, file, _consumer, start_offset, data_length, start), _range(std::move(range)),
+          _in_partition(start == mx_parser::start_at::inside_partition) {}
 
     future<> fill_buffer() override {
         while (!is_buffer_full() && !_end_of_stream) {
@@ -128,10 +129,10 @@ private:
 mutation_reader make_mx_full_scan_reader(schema_ptr s, std::shared_ptr<const serialization_header> header,
                                          data_source src, std::string file, uint64_t data_length,
                                          dht::partition_range range, mx_fragment_consumer::token_function token,
-                                         uint64_t start_offset) {
+                                         uint64_t start_offset, mx_parser::start_at start) {
     return mutation_reader(std::make_unique<mx_full_scan_reader>(std::move(s), std::move(header), std::move(src),
                                                                  std::move(file), data_length, std::move(range),
-                                                                 std::move(token), start_offset));
+                                                                 std::move(token), start_offset, start));
 }
 
 } // namespace reef::sstables

@@ -8,6 +8,7 @@
 #include "reader/mutation_reader.hh"
 #include "runtime/input_stream.hh"
 #include "sstables/mx_fragments.hh"
+#include "sstables/mx_parser.hh"
 #include "sstables/serialization_header.hh"
 
 #include <memory>
@@ -19,9 +20,12 @@ namespace reef::sstables {
 // length (lengths reaching past it are refused at once). token: the partitioner (Murmur3 by default).
 // No clustering-window forwarding: fast_forward_to(position_range) throws std::logic_error. start_offset: where
 // src starts in Data.db (a partition's start: the partition-range reader parses only the index's byte range).
+// start: mx_parser::start_at::inside_partition when src starts at an unfiltered of a partition (the reversed reader's
+// jumps): the stream then has that partition's rows, markers and partition_end, but no partition_start.
 mutation_reader make_mx_full_scan_reader(schema_ptr s, std::shared_ptr<const serialization_header> header,
                                          data_source src, std::string file, uint64_t data_length,
                                          dht::partition_range range = dht::partition_range::full(),
-                                         mx_fragment_consumer::token_function token = {}, uint64_t start_offset = 0);
+                                         mx_fragment_consumer::token_function token = {}, uint64_t start_offset = 0,
+                                         mx_parser::start_at start = mx_parser::start_at::partition);
 
 } // namespace reef::sstables

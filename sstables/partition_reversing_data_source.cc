@@ -79,15 +79,16 @@ class partition_reversing_source final : public data_source_impl {
 public:
     partition_reversing_source(data_source_factory open, const serialization_header& header, std::string file,
                                uint64_t partition_start, uint64_t partition_end, std::optional<reversal_start> start,
-                               partition_reversing_options o)
+                               partition_reversing_options o, std::optional<uint64_t> body_header_end = std::nullopt)
         : _open(std::move(open)), _file(std::move(file)), _stats(header.stats),
           _uint_deletion_time(has_uint_deletion_time(header.version)), _p(partition_start),
-          _q(partition_end), _start(start), _o(o) {
+          _q(partition_end), _start(start), _o(o), _body_header_end(body_header_end) {
         for (auto& t : header.clustering_types) {
             _clustering_lengths.push_back(t->value_length_if_fixed());
         }
         _o.window = std::max<uint64_t>(_o.window, 1);
         _o.alignment = std::max<uint64_t>(_o.alignment, 1);
+        _step = std::min(_o.window, std::max<uint64_t>(_o.alignment, 4096));
     }
 
     future<temporary_buffer> get() override {
@@ -163,8 +164,9 @@ private:
         }
         bool keep = !_win.empty() && b > _win_start && b <= win_end() && a < _win_start;
         uint64_t read_hi = keep ? _win_start : b;
-        uint64_t lo = std::min(a, read_hi > _o.window ? read_hi - _o.window : 0);
+        uint64_t lo = std::min(a, read_hi > _step ? read_hi - _step : 0);
         lo = std::max(lo / _o.alignment * _o.alignment, _p);
+        _step = std::min(_step * 2, _o.window);
         auto fresh = co_await read_range(lo, read_hi);
         if (keep) {
             temporary_buffer joined(b - lo);
@@ -189,11 +191,26 @@ private:
         _win = std::move(joined);
     }
 
-    // The partition header and static row (passed on as they are), then where the walk starts.
+    // The partition header and static row (passed on as they are; not for a body-only walk), then where the walk
+    // starts.
     future<> init(std::string& out) {
         if (_q <= _p) {
             fail(_p, "an empty partition byte range (ends at " + std::to_string(_q) + ")");
         }
+        if (_body_header_end) {
+            _header_end = *_body_header_end;
+            if (_header_end <= _p || _header_end >= _q) {
+                fail(_header_end, "the partition's first unfiltered at " + std::to_string(_header_end) +
+                                      " is outside the partition (ends at " + std::to_string(_q) + ")");
+            }
+        } else {
+            co_await init_header(out);
+        }
+        co_await init_walk(out);
+    }
+
+    // The partition header and static row, passed on as they are; sets _header_end.
+    future<> init_header(std::string& out) {
         // A chunk's worth (one page uncompressed): the header and static row are usually in it.
         _win = co_await read_range(_p, std::min(_q, _p + std::max<uint64_t>(64, std::min(_o.window, _o.alignment))));
         _win_start = _p;
@@ -243,7 +260,10 @@ private:
         }
         auto head = bytes(_p, _header_end);
         out.append(reinterpret_cast<const char*>(head.data()), head.size());
+    }
 
+    // Finds the walk's first unfiltered: the last of the start block (or of the partition).
+    future<> init_walk(std::string& out) {
         uint64_t scan_lo = _header_end;
         uint64_t scan_hi = _q - 1;
         if (_start) {
@@ -257,9 +277,11 @@ private:
         }
         // The block to scan, with the end-of-partition byte when it is the last one.
         uint64_t load_hi = scan_hi == _q - 1 ? _q : scan_hi;
-        if (!(scan_lo >= _win_start && load_hi <= win_end())) {
-            _win = temporary_buffer();
-            co_await load(scan_lo, load_hi);
+        if (_win.empty() || !(scan_lo >= _win_start && load_hi <= win_end())) {
+            // The block alone, from an aligned offset: the walk may end inside it.
+            uint64_t lo = std::max(scan_lo / _o.alignment * _o.alignment, _p);
+            _win = co_await read_range(lo, load_hi);
+            _win_start = lo;
         }
         if (scan_hi == _q - 1 && uint8_t(_win[_q - 1 - _win_start]) != end_of_partition) {
             fail(_q - 1, "expected the end-of-partition flag before the next partition, found " +
@@ -282,7 +304,7 @@ private:
         _cur = last;
         _cur_end = scan_hi;
         _state = state::walking;
-        if (_start && _start->open_at_end) {
+        if (_start && _start->open_at_end && !_body_header_end) {
             append_open_marker(out, *_start->open_at_end);
         }
     }
@@ -424,6 +446,10 @@ private:
     uint64_t _q;
     std::optional<reversal_start> _start;
     partition_reversing_options _o;
+    // A body-only walk: where the partition's first unfiltered is (the header is not read).
+    std::optional<uint64_t> _body_header_end;
+    // Bytes the next step back reads (doubling up to the window).
+    uint64_t _step = 0;
     state _state = state::init;
     // Data.db [_win_start, _win_start + _win.size()).
     temporary_buffer _win;
@@ -441,6 +467,15 @@ data_source make_partition_reversing_data_source(data_source_factory open, const
                                                  std::optional<reversal_start> start, partition_reversing_options options) {
     return data_source(std::make_unique<partition_reversing_source>(std::move(open), header, std::move(file),
                                                                     partition_start, partition_end, start, options));
+}
+
+data_source make_partition_body_reversing_data_source(data_source_factory open, const serialization_header& header,
+                                                      std::string file, uint64_t partition_start, uint64_t partition_end,
+                                                      uint64_t header_end, reversal_start start,
+                                                      partition_reversing_options options) {
+    return data_source(std::make_unique<partition_reversing_source>(std::move(open), header, std::move(file),
+                                                                    partition_start, partition_end, start, options,
+                                                                    header_end));
 }
 
 } // namespace reef::sstables

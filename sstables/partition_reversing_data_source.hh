@@ -57,9 +57,21 @@ struct partition_reversing_options {
 // end, excl_end_incl_start <-> incl_end_excl_start with the boundary's two deletions swapped). A structure the walk
 // cannot follow (sizes pointing outside the partition, an unfiltered whose size disagrees with its successor's
 // previous size, no end-of-partition byte) throws malformed_sstable_exception naming file and the Data.db offset.
+// The walk's first read is start's block alone (from an aligned offset); each step back then reads twice as much as
+// the last, from the alignment (at least 4 KiB) up to options.window, so a short walk reads little.
 data_source make_partition_reversing_data_source(data_source_factory open, const serialization_header& header,
                                                  std::string file, uint64_t partition_start, uint64_t partition_end,
                                                  std::optional<reversal_start> start = std::nullopt,
                                                  partition_reversing_options options = {});
+
+// The same walk, without the partition's header and static row (a reader that has passed them on already and jumps,
+// through the promoted index, to the block holding its slice's next range): the stream is start's block and the
+// unfiltereds before it, walked back to the partition's first unfiltered at header_end (partition_start plus the
+// promoted index's header length), then the end-of-partition byte, for a parser that starts inside the partition
+// (mx_parser::start_at::inside_partition). start.open_at_end is not put in the stream: the reader sets it in force.
+data_source make_partition_body_reversing_data_source(data_source_factory open, const serialization_header& header,
+                                                      std::string file, uint64_t partition_start, uint64_t partition_end,
+                                                      uint64_t header_end, reversal_start start,
+                                                      partition_reversing_options options = {});
 
 } // namespace reef::sstables

@@ -4,6 +4,7 @@
 #include "reader/mutation_fragment_filter.hh"
 #include "reader/permit_checked_source.hh"
 #include "sstables/index_entry.hh"
+#include "sstables/mx_parser.hh"
 #include "sstables/mx_reader.hh"
 #include "sstables/partition_reversing_data_source.hh"
 
@@ -36,6 +37,10 @@ public:
         auto& c = *_h.components;
         _options.alignment = c.compression ? c.compression->chunk_length : c.crc ? c.crc->chunk_size : 4096;
         _options.window = std::max<uint64_t>(_options.alignment, 32 * 1024);
+        _open_data = [data = _h.data, components = _h.components, permit = _permit, file = _h.data_file](uint64_t pos,
+                                                                                                     uint64_t len) {
+            return make_permit_checked_source(make_data_source(data, *components, pos, len, integrity_check::no), permit, file);
+        };
     }
 
     future<> fill_buffer() override {
@@ -61,6 +66,10 @@ public:
                         throw malformed_sstable_exception(_h.data_file, "a partition read backwards ended without its end");
                     }
                     co_await _inner->fill_buffer();
+                    break;
+                }
+                if (auto to = jump_target()) {
+                    co_await jump(*to);
                     break;
                 }
                 if (step()) {
@@ -208,22 +217,20 @@ private:
         }
         std::optional<reversal_start> start;
         auto version = _h.components->desc.version;
-        if (auto pi = parse_promoted_index(loc->promoted_index, version, _index_file, loc->promoted_index_position)) {
+        _pi = parse_promoted_index(loc->promoted_index, version, _index_file, loc->promoted_index_position);
+        _partition_start = loc->start;
+        _partition_end = loc->end;
+        _jump.reset();
+        if (_pi) {
             // The walk starts in the block holding the forward end of the slice's last range (the read's first).
             auto end = _slice.empty() ? position_in_partition::before_all_clustered_rows() : _slice.front().start.reversed();
-            start = find_reversal_start(*pi, loc->start, loc->end, end, _forward_order, _h.header->clustering_types, version,
+            start = find_reversal_start(*_pi, loc->start, loc->end, end, _forward_order, _h.header->clustering_types, version,
                                         _index_file);
         }
-        auto open = [data = _h.data, components = _h.components, permit = _permit, file = _h.data_file](uint64_t pos,
-                                                                                                       uint64_t len) {
-            return make_permit_checked_source(make_data_source(data, *components, pos, len, integrity_check::no), permit, file);
-        };
-        auto src = make_partition_reversing_data_source(std::move(open), *_h.header, _h.data_file, loc->start, loc->end,
+        auto src = make_partition_reversing_data_source(_open_data, *_h.header, _h.data_file, loc->start, loc->end,
                                                         start, _options);
-        _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src),
-                                                _h.data_file + " (the partition at " + std::to_string(loc->start) +
-                                                    " read backwards)",
-                                                UINT64_MAX / 2, dht::partition_range::full(), _h.token, loc->start));
+        _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src), inner_file_name(), UINT64_MAX / 2,
+                                                dht::partition_range::full(), _h.token, loc->start));
         _state = state::in_partition;
         _in_force = {};
         _filter.reset();
@@ -247,6 +254,82 @@ private:
         }
         if (!_forwarding) {
             _filter.emplace(*_schema, _slice, true);
+        }
+    }
+
+    std::string inner_file_name() const {
+        return _h.data_file + " (the partition at " + std::to_string(_partition_start) + " read backwards)";
+    }
+
+    // Where the walk jumps before the next fragment, if anywhere: with the partition's promoted index, when the
+    // filter is between ranges (the current one is behind the walk) and the next one's end (forward) lies in a block
+    // that ends before the next fragment, the block holding it. Everything between is outside the slice (and
+    // window): the range tombstone in force at the block's end is its end-open marker.
+    std::optional<reversal_start> jump_target() {
+        if (!_pi || !_filter) {
+            return std::nullopt;
+        }
+        auto target = _filter->skip_target();
+        if (!target) {
+            return std::nullopt;
+        }
+        auto& types = _h.header->clustering_types;
+        auto version = _h.components->desc.version;
+        if (!_jump || _order(_jump->target, *target) != 0) {
+            // Once per range: the block holding its forward end, and that block's last position.
+            _jump.emplace(jump_state{*target, std::nullopt, false});
+            size_t b = _pi->first_block_not_before(target->reversed(), _forward_order, types, version, _index_file);
+            if (b < _pi->block_count()) {
+                _jump->block_last = _pi->block(b, types, version, _index_file).last.position();
+            }
+        }
+        if (!_jump->block_last || _jump->done) {
+            return std::nullopt;
+        }
+        if (_replay.empty()) {
+            _replay.push_back(_inner->pop_mutation_fragment());
+        }
+        auto& next = _replay.front();
+        if (std::holds_alternative<partition_end>(next) ||
+            _forward_order(*_jump->block_last, position_of(next).reversed()) >= 0) {
+            return std::nullopt;  // the walk is in that block already (or nothing is left)
+        }
+        _jump->done = true;
+        return find_reversal_start(*_pi, _partition_start, _partition_end, target->reversed(), _forward_order, types,
+                                   version, _index_file);
+    }
+
+    // Drops the walk and starts it again at `to`. The tombstone open there is put in force by a change fed in place of
+    // the next fragment (at its position, or just before it when it is a row): that position is between the slice's
+    // ranges (and windows'), so the change only sets what is in force, and a window that opens again in the middle
+    // of this one (fed again from _fed) sees it too.
+    future<> jump(reversal_start to) {
+        tombstone open;
+        if (to.open_at_end && !to.open_at_end->live()) {
+            // As the Data.db parser reads a marker's deletion time: an impossible one is invalid_deletion_time.
+            int64_t ldt = to.open_at_end->local_deletion_time;
+            open = tombstone{to.open_at_end->marked_for_delete_at,
+                             ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt)};
+        }
+        auto& next = _replay.front();
+        auto at = std::holds_alternative<clustering_row>(next)
+                      ? position_in_partition::before_key(std::get<clustering_row>(next).key)
+                      : position_of(next);
+        _replay.clear();
+        _replay.push_back(range_tombstone_change{std::move(at), open});
+        {
+            auto r = std::move(*_inner);
+            _inner.reset();
+            co_await r.close();
+        }
+        auto src = make_partition_body_reversing_data_source(_open_data, *_h.header, _h.data_file, _partition_start,
+                                                             _partition_end, _partition_start + _pi->partition_header_length,
+                                                             to, _options);
+        _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src), inner_file_name(), UINT64_MAX / 2,
+                                                dht::partition_range::full(), _h.token, _partition_start,
+                                                mx_parser::start_at::inside_partition));
+        if (_h.stats) {
+            ++_h.stats->reversed_jumps;
         }
     }
 
@@ -332,7 +415,19 @@ private:
     size_t _page_index = 0;
     size_t _entry_index = 0;
     std::optional<dht::decorated_key> _key;
-    // The partition being read.
+    data_source_factory _open_data;
+    // The partition being read: where, its promoted index (if any), the walk.
+    uint64_t _partition_start = 0;
+    uint64_t _partition_end = 0;
+    std::optional<promoted_index> _pi;
+    // The filter's next range (skip_target) the walk may jump to, the last position of the block holding its
+    // forward end (none: no block does), and whether the walk jumped there.
+    struct jump_state {
+        position_in_partition target;
+        std::optional<position_in_partition> block_last;
+        bool done = false;
+    };
+    std::optional<jump_state> _jump;
     std::optional<mutation_reader> _inner;
     std::optional<mutation_fragment_filter> _filter;
     std::vector<mutation_fragment> _out;

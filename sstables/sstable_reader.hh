@@ -19,11 +19,13 @@ namespace reef::sstables {
 
 // What a reader's parsers did with clustering rows: built (into fragments, which the slice may still drop), or passed
 // over unread by their key alone (before the slice's or window's next range, or in a partition being left); and the
-// partitions started from the index alone, their headers unread.
+// partitions started from the index alone, their headers unread; and the reversed reader's jumps through the promoted
+// index to the block holding the next range's end (or window's), over the blocks between.
 struct sstable_reader_stats {
     uint64_t rows_read = 0;
     uint64_t rows_skipped = 0;
     uint64_t headers_skipped = 0;
+    uint64_t reversed_jumps = 0;
 };
 
 // What a read needs of one open sstable. The sstable's owner keeps all of it alive (and open) while readers live.

@@ -24,6 +24,7 @@
 #include "test/lib/mx_test_support.hh"
 #include "test/lib/open_sstable.hh"
 #include "test/lib/random_mutation.hh"
+#include "test/lib/reversed_stream.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
@@ -38,113 +39,6 @@ using namespace reef::sstables;
 using namespace reef::testing;
 
 namespace {
-
-std::string describe(const mutation_fragment& f) {
-    return std::visit(
-        [](const auto& x) -> std::string {
-            using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, partition_start>) {
-                return "partition_start " + x.key.get_token().to_string() + " " + tomb_text(x.partition_tombstone);
-            } else if constexpr (std::is_same_v<T, static_row>) {
-                return "static_row";
-            } else if constexpr (std::is_same_v<T, clustering_row>) {
-                return "row " + to_string(position_in_partition::for_key(x.key)) + " " + tomb_text(x.row_tombstone);
-            } else if constexpr (std::is_same_v<T, range_tombstone_change>) {
-                return "rtc " + to_string(x.position) + " " + tomb_text(x.tomb);
-            } else {
-                return "partition_end";
-            }
-        },
-        f);
-}
-
-std::string describe(const std::vector<mutation_fragment>& fs) {
-    std::string out;
-    for (auto& f : fs) {
-        out += "  " + describe(f) + "\n";
-    }
-    return out;
-}
-
-bool same(const mutation_fragment& a, const mutation_fragment& b) {
-    if (a.index() != b.index()) {
-        return false;
-    }
-    if (auto* x = std::get_if<partition_start>(&a)) {
-        auto& y = std::get<partition_start>(b);
-        return x->key == y.key && x->partition_tombstone == y.partition_tombstone;
-    }
-    if (auto* x = std::get_if<static_row>(&a)) {
-        return x->cells == std::get<static_row>(b).cells;
-    }
-    if (auto* x = std::get_if<clustering_row>(&a)) {
-        auto& y = std::get<clustering_row>(b);
-        return x->key == y.key && x->marker == y.marker && x->row_tombstone == y.row_tombstone && x->cells == y.cells;
-    }
-    if (auto* x = std::get_if<range_tombstone_change>(&a)) {
-        auto& y = std::get<range_tombstone_change>(b);
-        return x->position == y.position && x->tomb == y.tomb;
-    }
-    return true;
-}
-
-bool same(const std::vector<mutation_fragment>& a, const std::vector<mutation_fragment>& b) {
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-        if (!same(a[i], b[i])) {
-            BOOST_TEST_MESSAGE("fragment " << i << " differs: " << describe(a[i]) << " vs " << describe(b[i]));
-            if (auto* x = std::get_if<clustering_row>(&a[i]); x && std::holds_alternative<clustering_row>(b[i])) {
-                auto& y = std::get<clustering_row>(b[i]);
-                BOOST_TEST_MESSAGE("marker " << (x->marker == y.marker) << " cells " << (x->cells == y.cells));
-            }
-            return false;
-        }
-    }
-    return a.size() == b.size();
-}
-
-// One partition's forward stream as a reversed reader gives it: rows in the opposite order, each change moved to its
-// position reversed() and carrying the tombstone that was in force before it.
-std::vector<mutation_fragment> reverse_partition(const std::vector<mutation_fragment>& fwd) {
-    std::vector<mutation_fragment> out;
-    std::vector<mutation_fragment> clustered;
-    tombstone in_force;
-    for (auto& f : fwd) {
-        if (std::holds_alternative<partition_start>(f) || std::holds_alternative<static_row>(f)) {
-            out.push_back(f);
-        } else if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
-            clustered.push_back(range_tombstone_change{rtc->position.reversed(), in_force});
-            in_force = rtc->tomb;
-        } else if (std::holds_alternative<clustering_row>(f)) {
-            clustered.push_back(f);
-        }
-    }
-    out.insert(out.end(), clustered.rbegin(), clustered.rend());
-    out.push_back(partition_end{});
-    return out;
-}
-
-// A partition's stream through mutation_fragment_filter (slice in the stream's order).
-std::vector<mutation_fragment> filtered(const schema& s, const std::vector<mutation_fragment>& p,
-                                        const clustering_ranges& slice, bool reversed) {
-    std::vector<mutation_fragment> out{p.front()};
-    mutation_fragment_filter filter(s, slice, reversed);
-    for (size_t i = 1; i < p.size(); ++i) {
-        filter.consume(p[i], out);
-    }
-    return out;
-}
-
-// Splits a stream into its partitions.
-std::vector<std::vector<mutation_fragment>> partitions_of(std::vector<mutation_fragment> fs) {
-    std::vector<std::vector<mutation_fragment>> out;
-    for (auto& f : fs) {
-        if (std::holds_alternative<partition_start>(f)) {
-            out.emplace_back();
-        }
-        out.back().push_back(std::move(f));
-    }
-    return out;
-}
 
 // Counts the uncompressed bytes a source hands out.
 class counting_source final : public data_source_impl {
@@ -424,6 +318,7 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
     tmpdir dir;
     int generation = 0;
     size_t reads = 0, forwarding_reads = 0, fragments = 0;
+    sstable_reader_stats stats;
     for (auto s : random_test_schemas()) {
         mutation_generator g(s, seed);
         for (int i = 0; i < cases; ++i) {
@@ -448,6 +343,8 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
                 }
                 cache::cache_tracker tracker(size_t(64) << 20);
                 auto sst = co_await open_sstable_for_read(d, tracker);
+                auto handles = sst->handles();
+                handles.stats = &stats;  // counts the reversed reads' jumps between ranges
                 clustering_ranges everything{position_range::full()};
                 auto forward = partitions_of(co_await read_and_close(
                     make_sstable_reader(s, sst->handles(), dht::partition_range::full(), everything), false));
@@ -463,7 +360,7 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
                     }
                     auto slice = reverse_ranges(g.rnd(0, 2) == 0 ? clustering_ranges{position_range::full()} : g.make_ranges());
                     auto model = co_await read_and_close(make_memtable_reader(mt, s, pr, slice, true), true);
-                    auto got = co_await read_and_close(make_sstable_reader(s, sst->handles(), pr, slice, true), true);
+                    auto got = co_await read_and_close(make_sstable_reader(s, handles, pr, slice, true), true);
                     // Fragment for fragment: the sstable's own forward stream reversed, through the slice.
                     std::vector<mutation_fragment> expected;
                     for (auto& p : forward) {
@@ -484,7 +381,7 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
                 for (int q = 0; q < 4; ++q) {
                     auto pr = random_partition_range(g, keys);
                     auto slice = reverse_ranges(g.rnd(0, 2) == 0 ? clustering_ranges{position_range::full()} : g.make_ranges());
-                    auto r = make_sstable_reader(s, sst->handles(), pr, slice, true, streamed_forwarding::yes);
+                    auto r = make_sstable_reader(s, handles, pr, slice, true, streamed_forwarding::yes);
                     // The model of forwarding: the in-memory reader over the sstable's stream reversed.
                     auto m = make_fragment_vector_reader(s, all_reversed, pr, streamed_forwarding::yes, true, slice);
                     std::exception_ptr err;
@@ -505,7 +402,10 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
             co_await yield();
         }
     }
-    BOOST_TEST_MESSAGE(reads << " reversed reads (" << fragments << " fragments), " << forwarding_reads << " with windows");
+    BOOST_TEST_MESSAGE(reads << " reversed reads (" << fragments << " fragments), " << forwarding_reads << " with windows; "
+                             << stats.reversed_jumps << " jumps between ranges or windows");
+    // Multi-range slices (and windows) over partitions of many promoted index blocks: the jumps are exercised.
+    BOOST_CHECK_GT(stats.reversed_jumps, 0u);
 }
 
 // Every partition of every corpus sstable read reversed (through the index, one partition range for the whole
@@ -516,8 +416,11 @@ REEF_TEST_CASE(reversed_sstable_reader_reads_the_corpus) {
         co_return;
     }
     size_t sstables = 0, partitions = 0, with_index = 0;
+    sstable_reader_stats stats;
     cache::cache_tracker tracker(size_t(64) << 20);
-    mutation_generator g(random_test_schema(), pick_seed());
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    mutation_generator g(random_test_schema(), seed);
     for (auto& name : corpus_dataset_names()) {
         for (auto& cs : load_sstables(*corpus / name)) {
 #ifdef REEF_DEBUG
@@ -532,6 +435,8 @@ REEF_TEST_CASE(reversed_sstable_reader_reads_the_corpus) {
                 auto token = token_function_for(cs.stats.validation->partitioner);
                 auto d = descriptor::from_path(cs.data_path.string());
                 auto sst = co_await open_sstable_for_read(d, tracker, token);
+                auto counted = sst->handles();
+                counted.stats = &stats;
                 clustering_ranges everything{position_range::full()};
                 auto forward = partitions_of(co_await read_and_close(
                     make_sstable_reader(schema, sst->handles(), dht::partition_range::full(), everything), false));
@@ -558,27 +463,41 @@ REEF_TEST_CASE(reversed_sstable_reader_reads_the_corpus) {
                     }
                     auto& key = std::get<partition_start>(forward[k].front()).key;
                     position_in_partition_comparator cmp(*schema);
-                    for (int t = 0; t < (positions.size() > 20 ? 3 : 1); ++t) {
+                    for (int t = 0; t < (positions.size() > 20 ? 4 : 1); ++t) {
                         clustering_ranges slice{position_range::full()};
                         if (positions.size() >= 2) {
-                            auto a = positions[size_t(g.rnd(0, int(positions.size()) - 1))];
-                            auto b = positions[size_t(g.rnd(0, int(positions.size()) - 1))];
-                            if (cmp(b, a) < 0) {
-                                std::swap(a, b);
+                            // One range, or (every other slice) two: the walk jumps from the upper one's block to
+                            // the lower one's through the writer's promoted index (header length, end-open markers).
+                            std::vector<position_in_partition> picked;
+                            for (int n = t % 2 ? 4 : 2; n > 0; --n) {
+                                picked.push_back(positions[size_t(g.rnd(0, int(positions.size()) - 1))]);
                             }
-                            auto start = a.is_clustering_row() ? position_in_partition::before_key(a.key()) : a;
-                            auto end = b.is_clustering_row() ? position_in_partition::after_key(b.key()) : b;
-                            if (cmp(start, end) < 0) {
-                                slice = {position_range{start, end}};
+                            std::sort(picked.begin(), picked.end(), [&](auto& x, auto& y) { return cmp(x, y) < 0; });
+                            clustering_ranges ranges;
+                            for (size_t i = 0; i + 1 < picked.size(); i += 2) {
+                                auto& a = picked[i];
+                                auto& b = picked[i + 1];
+                                auto start = a.is_clustering_row() ? position_in_partition::before_key(a.key()) : a;
+                                auto end = b.is_clustering_row() ? position_in_partition::after_key(b.key()) : b;
+                                if (!ranges.empty() && cmp(start, ranges.back().end) < 0) {
+                                    start = ranges.back().end;
+                                }
+                                if (cmp(start, end) < 0) {
+                                    ranges.push_back(position_range{start, end});
+                                }
+                            }
+                            if (!ranges.empty()) {
+                                slice = std::move(ranges);
                             }
                         }
                         auto rs = reverse_ranges(slice);
                         auto got = co_await read_and_close(
-                            make_sstable_reader(schema, sst->handles(), dht::partition_range::singular(key), rs, true), true);
+                            make_sstable_reader(schema, counted, dht::partition_range::singular(key), rs, true), true);
                         auto want = filtered(*schema, expected, rs, true);
                         BOOST_REQUIRE_MESSAGE(same(got, want), "partition " << k << " slice " << to_string(slice[0].start) << " .. "
-                                                                         << to_string(slice[0].end) << "\n" << describe(got)
-                                                                         << "!=\n" << describe(want));
+                                                                         << to_string(slice.back().end) << " (" << slice.size()
+                                                                         << " ranges)\n" << describe(got) << "!=\n"
+                                                                         << describe(want));
                     }
                     ++partitions;
                     co_await yield();
@@ -590,8 +509,9 @@ REEF_TEST_CASE(reversed_sstable_reader_reads_the_corpus) {
         }
     }
     BOOST_TEST_MESSAGE(sstables << " sstables, " << partitions << " partitions read reversed (" << with_index
-                                << " of more than 100 fragments)");
+                                << " of more than 100 fragments); " << stats.reversed_jumps << " jumps between ranges");
     BOOST_CHECK_GE(sstables, 40u);
+    BOOST_CHECK_GT(stats.reversed_jumps, 0u);  // two-range slices of the corpus's promoted-index partitions
 }
 
 // A reversed read of the last 100 rows (and of the first 100) of one large partition reads a few windows of Data.db:

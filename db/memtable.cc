@@ -72,11 +72,20 @@ size_t partition_entry(const schema& s, const dht::decorated_key& k) noexcept {
 
 } // namespace memory_accounting
 
-memtable::memtable(schema_ptr s) : _schema(std::move(s)) {
-    if (!_schema) {
+namespace {
+
+const schema& checked_schema(const schema_ptr& s) {
+    if (!s) {
         throw std::invalid_argument("memtable: no schema");
     }
+    return *s;
 }
+
+} // namespace
+
+memtable::memtable(schema_ptr s)
+    : _schema(std::move(s)), _forward_order(checked_schema(_schema), false),
+      _reversed_order(_forward_order.clustering(), true) {}
 
 void memtable::note_timestamp(api::timestamp_type ts) noexcept {
     if (ts == api::missing_timestamp) {

@@ -43,6 +43,11 @@ public:
     memtable& operator=(const memtable&) = delete;
 
     const schema_ptr& schema() const noexcept { return _schema; }
+    // The schema's position order, forward or reversed, built once: a reader copies it without allocating
+    // (building one copies the clustering types).
+    const position_in_partition_comparator& position_order(bool reversed) const noexcept {
+        return reversed ? _reversed_order : _forward_order;
+    }
 
     // Merges m into its partition (created if missing). Throws
     // std::invalid_argument when m belongs to another table.
@@ -92,6 +97,8 @@ private:
     void note_timestamp(api::timestamp_type ts) noexcept;
 
     schema_ptr _schema;
+    position_in_partition_comparator _forward_order;
+    position_in_partition_comparator _reversed_order;
     partitions_type _partitions;
     size_t _occupancy = 0;
     api::timestamp_type _min_timestamp = std::numeric_limits<api::timestamp_type>::max();

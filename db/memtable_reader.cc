@@ -17,7 +17,9 @@ using rows_type = mutation_partition::rows_type;
 // without building a position for each row (which would copy the key).
 class stream_order {
 public:
-    stream_order(const schema& s, bool reversed) : _pos(s, reversed) {}
+    explicit stream_order(position_in_partition_comparator pos) : _pos(std::move(pos)) {}
+
+    const position_in_partition_comparator& comparator() const noexcept { return _pos; }
 
     int operator()(const position_in_partition& a, const position_in_partition& b) const { return _pos(a, b); }
 
@@ -80,29 +82,31 @@ public:
         return j != v.begin() && _fwd(f, std::prev(j)->end) < 0 ? std::prev(j)->tomb : tombstone{};
     }
 
-    // The first range bound strictly after stream position q, as a stream
-    // position.
-    std::optional<position_in_partition> next_boundary_after(const position_in_partition& q) const {
+    // The first range bound strictly after stream position q, as the
+    // list's (forward) bound: the stream position is the bound itself
+    // forward, the bound reversed() in a reversed read. Null for none.
+    // Valid until the list changes.
+    const position_in_partition* next_bound_after(const position_in_partition& q) const {
         auto& v = _list.ranges();
         if (v.empty()) {
-            return std::nullopt;
+            return nullptr;
         }
         if (!_reversed) {
             auto j = std::partition_point(v.begin(), v.end(), [&](auto& e) { return _fwd(e.end, q) <= 0; });
             if (j == v.end()) {
-                return std::nullopt;
+                return nullptr;
             }
-            return _fwd(j->start, q) > 0 ? j->start : j->end;
+            return _fwd(j->start, q) > 0 ? &j->start : &j->end;
         }
         // The greatest forward bound below f: the last range starting below
         // f ends below it or contains it.
         auto f = q.reversed();
         auto j = std::partition_point(v.begin(), v.end(), [&](auto& e) { return _fwd(e.start, f) < 0; });
         if (j == v.begin()) {
-            return std::nullopt;
+            return nullptr;
         }
         --j;
-        return _fwd(j->end, f) < 0 ? j->end.reversed() : j->start.reversed();
+        return _fwd(j->end, f) < 0 ? &j->end : &j->start;
     }
 
 private:
@@ -124,16 +128,20 @@ clustering_ranges intersect(const clustering_ranges& slice, const position_range
     return out;
 }
 
+const memtable& checked(const std::shared_ptr<const memtable>& mt) {
+    if (!mt) {
+        throw std::invalid_argument("make_memtable_reader: no memtable");
+    }
+    return *mt;
+}
+
 class memtable_reader final : public mutation_reader_impl {
 public:
     memtable_reader(std::shared_ptr<const memtable> mt, schema_ptr s, const dht::partition_range& range,
                     clustering_ranges slice, bool reversed, streamed_forwarding fwd, size_t buffer_size)
         : mutation_reader_impl(std::move(s)), _mt(std::move(mt)), _range(range), _slice(std::move(slice)),
-          _reversed(reversed), _forwarding(fwd == streamed_forwarding::yes), _order(*_schema, reversed),
-          _forward_order(*_schema) {
-        if (!_mt) {
-            throw std::invalid_argument("make_memtable_reader: no memtable");
-        }
+          _reversed(reversed), _forwarding(fwd == streamed_forwarding::yes),
+          _order(checked(_mt).position_order(reversed)), _forward_order(_mt->position_order(false)) {
         if (buffer_size) {
             _max_buffer_fragments = buffer_size;
         }
@@ -176,7 +184,7 @@ public:
             return make_ready_future<>();
         }
         try {
-            _filter.emplace(*_schema, intersect(_slice, pr, _order), _reversed);
+            _filter.emplace(_order.comparator(), intersect(_slice, pr, _order));
             // A window opened in the middle of the last one starts at or
             // after everything produced, but the walk may have moved past
             // its start (over range tombstone changes that produced
@@ -266,7 +274,7 @@ private:
         if (_forwarding) {
             _filter.reset();
         } else {
-            _filter.emplace(*_schema, _slice, _reversed);
+            _filter.emplace(_order.comparator(), &_slice);
         }
         _state = state::in_partition;
     }
@@ -376,28 +384,32 @@ private:
         }
         range_tombstone_view rts(_p->range_tombstones(), _forward_order, _reversed);
         while (!is_buffer_full()) {
-            if (auto target = _filter->skip_target(); target && _order(*target, pos()) > 0) {
+            if (auto* target = _filter->skip_target_position(); target && _order(*target, pos()) > 0) {
                 // Between ranges: what lies before the next range is not
                 // emitted, but the filter must know the tombstone in force
                 // where the range opens. Told at _pos, outside any range.
                 tombstone before = rts.value_before(*target);
                 if (before != _in_force) {
                     _out.clear();
-                    _filter->consume(range_tombstone_change{_pos, before}, _out);
+                    _filter->consume_change(pos(), before, _out);
                     _in_force = before;
                 }
-                _pos = std::move(*target);
+                _pos = *target;
                 _synced = false;
                 _next_known = false;
                 seek_rows_to(_pos);
             }
-            range_tombstone_change* change = nullptr;
+            // The change to feed next, if any: its position is _pos itself (the
+            // sync change), a bound of the list, or _next_reversed_bound; the
+            // filter copies it only if it emits it.
+            change_view sync;
+            change_view* change = nullptr;
             if (!_synced) {
                 // Without range tombstones, no need to build the position.
                 tombstone t = rts.empty() ? tombstone{} : rts.value_at(pos());
                 if (t != _in_force) {
-                    _sync_change.emplace(range_tombstone_change{pos(), t});
-                    change = &*_sync_change;
+                    sync = {&pos(), t};
+                    change = &sync;
                 } else {
                     _synced = true;
                 }
@@ -405,9 +417,13 @@ private:
             if (!change && !rts.empty()) {
                 if (!_next_known) {
                     _next_change.reset();
-                    if (auto b = rts.next_boundary_after(pos())) {
-                        tombstone t = rts.value_at(*b);
-                        _next_change.emplace(range_tombstone_change{std::move(*b), t});
+                    if (auto* b = rts.next_bound_after(pos())) {
+                        const position_in_partition* p = b;
+                        if (_reversed) {
+                            _next_reversed_bound = b->reversed();
+                            p = &_next_reversed_bound;
+                        }
+                        _next_change = change_view{p, rts.value_at(*p)};
                     }
                     _next_known = true;
                 }
@@ -420,13 +436,16 @@ private:
                 end_of_clustered();
                 return;
             }
-            bool take_row = r && (!change || _order.key_vs(r->first, change->position) < 0);
-            _out.clear();
-            bool more = take_row
-                ? _filter->consume(clustering_row{r->first, r->second.marker, r->second.tomb, r->second.cells}, _out)
-                : _filter->consume(*change, _out);
-            for (auto& f : _out) {
-                push(std::move(f));
+            bool take_row = r && (!change || _order.key_vs(r->first, *change->position) < 0);
+            bool more;
+            if (take_row) {
+                // The row is copied only when the slice wants it.
+                if (_filter->consume_row_key(r->first, _buffer)) {
+                    push(clustering_row{r->first, r->second.marker, r->second.tomb, r->second.cells});
+                }
+                more = _filter->has_ranges_left();
+            } else {
+                more = _filter->consume_change(*change->position, change->tomb, _buffer);
             }
             if (!more) {
                 // Past the last range. Forwarding: the fragment stays for a
@@ -439,14 +458,16 @@ private:
                 // With no range bound between the old position and the new
                 // one, the tombstone in force and the next change stay as
                 // they are (no binary search per row).
-                if (!(_synced && _next_known && (!_next_change || _order.after_key_vs(r->first, _next_change->position) < 0))) {
+                if (!(_synced && _next_known && (!_next_change || _order.after_key_vs(r->first, *_next_change->position) < 0))) {
                     _synced = false;
                     _next_known = false;
                 }
                 _pos_after_row = true;
                 advance_row();
             } else {
-                _pos = std::move(change->position);  // a change made again when needed (_next_known)
+                if (change->position != &_pos) {
+                    _pos = *change->position;
+                }
                 _pos_after_row = false;
                 _in_force = change->tomb;
                 _synced = true;
@@ -457,11 +478,7 @@ private:
 
     // The partition (or, forwarding, the window) has nothing more.
     void end_of_clustered() {
-        _out.clear();
-        _filter->finish(_out);
-        for (auto& f : _out) {
-            push(std::move(f));
-        }
+        _filter->finish(_buffer);
         if (_forwarding) {
             _filter.reset();
             _end_of_stream = true;
@@ -496,14 +513,20 @@ private:
     // When _next_known: the first range tombstone change after _pos (none:
     // nothing ahead), valid until the walk passes it or moves otherwise.
     bool _next_known = false;
-    std::optional<range_tombstone_change> _next_change;
-    std::optional<range_tombstone_change> _sync_change;  // scratch: the change at _pos when not synced
+    // A range tombstone change not built: where (the list's bound, _pos, or _next_reversed_bound) and what.
+    struct change_view {
+        const position_in_partition* position = nullptr;
+        tombstone tomb;
+    };
+    // Points into the range tombstone list (or to _next_reversed_bound): walk() forgets it after a write.
+    std::optional<change_view> _next_change;
+    position_in_partition _next_reversed_bound = position_in_partition::before_all_clustered_rows();
     // Forward: the next row. Reversed: the next row is the one before it.
     rows_type::const_iterator _row;
     std::optional<rows_type::const_iterator> _resume_row;
     uint64_t _generation = 0;
     std::optional<mutation_fragment_filter> _filter;
-    std::vector<mutation_fragment> _out;
+    std::vector<mutation_fragment> _out;  // what the filter says outside its ranges: nothing (never allocates)
 };
 
 } // namespace

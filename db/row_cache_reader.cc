@@ -253,8 +253,10 @@ mutation_reader row_cache::make_reader(const dht::partition_range& range, cluste
     // A hit on one partition (a query's usual read): its memtable's reader alone, without the walk above it.
     if (auto k = single_key(range)) {
         auto it = _entries.find(*k);
+        // (A forward slice is looked at in place: `reversed ? reverse_ranges(slice) : slice` would copy it.)
         if (it != _entries.end() && it->second->data &&
-            it->second->continuity.contains(_cmp, reversed ? reverse_ranges(slice) : slice)) {
+            (reversed ? it->second->continuity.contains(_cmp, reverse_ranges(slice))
+                      : it->second->continuity.contains(_cmp, slice))) {
             count_hit();
             touch(*it->second);
             return make_memtable_reader(it->second->data, _schema, range, std::move(slice), reversed, fwd);

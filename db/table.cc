@@ -150,9 +150,25 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
     for (auto& mt : _sealed) {
         count += mt->empty() ? 0 : 1;
     }
-    auto source_fwd = count == 1 ? fwd : streamed_forwarding::yes;
-    // The one source takes the slice itself; several take copies.
-    auto slice_for_source = [&] { return count == 1 ? std::move(slice) : slice; };
+    if (count == 1) {
+        // The one source, read directly (no sources vector to build).
+        if (!_active->empty()) {
+            return make_memtable_reader(_active, _schema, range, std::move(slice), reversed, fwd);
+        }
+        for (auto& mt : _sealed) {
+            if (!mt->empty()) {
+                return make_memtable_reader(mt, _schema, range, std::move(slice), reversed, fwd);
+            }
+        }
+        if (use_cache) {
+            return _cache->make_reader(range, std::move(slice), reversed, fwd, std::move(permit));
+        }
+        return make_sstable_reader(_sstables.front(), _schema, range, std::move(slice), reversed, fwd, bypass,
+                                   std::move(permit));
+    }
+    auto source_fwd = streamed_forwarding::yes;
+    // Several sources: each takes a copy.
+    auto slice_for_source = [&] { return slice; };
     std::vector<combined_reader_source> sources;
     sources.reserve(count);
     auto add_memtable = [&](const std::shared_ptr<memtable>& mt, api::timestamp_type max_ts) {

@@ -83,6 +83,9 @@ public:
         : _ck(std::move(ck)), _reversed(reversed) {}
 
     int operator()(const position_in_partition& a, const position_in_partition& b) const;
+    // The clustering comparator (shared by copies).
+    const clustering_comparator& clustering() const noexcept { return _ck; }
+    bool is_reversed() const noexcept { return _reversed; }
     bool less(const position_in_partition& a, const position_in_partition& b) const { return (*this)(a, b) < 0; }
     // The clustered position of prefix k with weight w (a row: equal; after
     // it: after_all_prefixed) against p, without building that position

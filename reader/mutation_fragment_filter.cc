@@ -1,6 +1,8 @@
 // Slicing one partition's fragments by clustering ranges. See mutation_fragment_filter.hh.
 #include "reader/mutation_fragment_filter.hh"
 
+#include "reader/mutation_reader.hh"
+
 #include <algorithm>
 
 namespace reef {
@@ -15,12 +17,13 @@ clustering_ranges reverse_ranges(const clustering_ranges& forward) {
 }
 
 clustering_ranges_walker::clustering_ranges_walker(const schema& s, clustering_ranges ranges, bool reversed)
-    : _cmp(s, reversed), _ranges(std::move(ranges)) {}
+    : _cmp(s, reversed), _owned(std::move(ranges)) {}
 
 mutation_fragment_filter::mutation_fragment_filter(const schema& s, clustering_ranges ranges, bool reversed)
     : _walker(s, std::move(ranges), reversed) {}
 
-void mutation_fragment_filter::emit_change(position_in_partition pos, tombstone t, std::vector<mutation_fragment>& out) {
+template <typename Out>
+void mutation_fragment_filter::emit_change(position_in_partition pos, tombstone t, Out& out) {
     if (t == _emitted) {
         return;  // the output already has this tombstone in force
     }
@@ -28,8 +31,8 @@ void mutation_fragment_filter::emit_change(position_in_partition pos, tombstone 
     _emitted = t;
 }
 
-template <typename Pos>
-bool mutation_fragment_filter::move_to(const Pos& pos, std::vector<mutation_fragment>& out) {
+template <typename Pos, typename Out>
+bool mutation_fragment_filter::move_to(const Pos& pos, Out& out) {
     while (auto* r = _walker.current()) {
         if (_walker.passed_current(pos)) {
             // The range is behind pos. If we never entered it but a
@@ -54,7 +57,23 @@ bool mutation_fragment_filter::move_to(const Pos& pos, std::vector<mutation_frag
     return false;
 }
 
-bool mutation_fragment_filter::consume(mutation_fragment f, std::vector<mutation_fragment>& out) {
+template <typename Out>
+bool mutation_fragment_filter::consume_row_key(const clustering_key_prefix& k, Out& out) {
+    return move_to(k, out);
+}
+
+template <typename Out>
+bool mutation_fragment_filter::consume_change(const position_in_partition& pos, tombstone t, Out& out) {
+    bool inside = move_to(pos, out);
+    _in_force = t;
+    if (inside) {
+        emit_change(pos, t, out);
+    }
+    return _walker.current() != nullptr;
+}
+
+template <typename Out>
+bool mutation_fragment_filter::consume(mutation_fragment f, Out& out) {
     if (std::holds_alternative<static_row>(f)) {
         out.push_back(std::move(f));
         return true;
@@ -83,7 +102,8 @@ bool mutation_fragment_filter::consume(mutation_fragment f, std::vector<mutation
     return _walker.current() != nullptr;
 }
 
-void mutation_fragment_filter::finish(std::vector<mutation_fragment>& out) {
+template <typename Out>
+void mutation_fragment_filter::finish(Out& out) {
     // Every range still ahead is either covered by the tombstone in force
     // (a valid stream has none left at its end) or empty; close what is open.
     while (auto* r = _walker.current()) {
@@ -97,13 +117,20 @@ void mutation_fragment_filter::finish(std::vector<mutation_fragment>& out) {
 }
 
 std::optional<position_in_partition> mutation_fragment_filter::skip_target() const {
-    if (_inside) {
-        return std::nullopt;
-    }
-    if (auto* r = _walker.current()) {
-        return r->start;
+    if (auto* p = skip_target_position()) {
+        return *p;
     }
     return std::nullopt;
+}
+
+const position_in_partition* mutation_fragment_filter::skip_target_position() const noexcept {
+    if (_inside) {
+        return nullptr;
+    }
+    if (auto* r = _walker.current()) {
+        return &r->start;
+    }
+    return nullptr;
 }
 
 std::optional<position_in_partition> mutation_fragment_filter::current_end() const {
@@ -112,5 +139,14 @@ std::optional<position_in_partition> mutation_fragment_filter::current_end() con
     }
     return std::nullopt;
 }
+
+template bool mutation_fragment_filter::consume(mutation_fragment, std::vector<mutation_fragment>&);
+template bool mutation_fragment_filter::consume(mutation_fragment, fragment_buffer&);
+template bool mutation_fragment_filter::consume_row_key(const clustering_key_prefix&, std::vector<mutation_fragment>&);
+template bool mutation_fragment_filter::consume_row_key(const clustering_key_prefix&, fragment_buffer&);
+template bool mutation_fragment_filter::consume_change(const position_in_partition&, tombstone, std::vector<mutation_fragment>&);
+template bool mutation_fragment_filter::consume_change(const position_in_partition&, tombstone, fragment_buffer&);
+template void mutation_fragment_filter::finish(std::vector<mutation_fragment>&);
+template void mutation_fragment_filter::finish(fragment_buffer&);
 
 } // namespace reef

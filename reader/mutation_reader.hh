@@ -33,7 +33,11 @@ public:
     size_t size() const noexcept { return _v.size() - _head; }
     mutation_fragment& front() noexcept { return _v[_head]; }
     void push_back(mutation_fragment f) {
-        if (_head && _head * 2 >= _v.size()) {
+        if (_v.capacity() == 0) {
+            // A short read (a get: partition_start, a row, partition_end)
+            // takes one allocation, not three doublings from one.
+            _v.reserve(4);
+        } else if (_head && _head * 2 >= _v.size()) {
             // Only when pushing to a buffer not drained (rare): drop the
             // popped slots so the vector does not grow without bound.
             _v.erase(_v.begin(), _v.begin() + ptrdiff_t(_head));

@@ -42,7 +42,11 @@ bytes be64(uint64_t v) {
 }
 
 clustering_key_prefix ck_of(uint64_t c) {
-    return clustering_key_prefix({be64(c)});
+    // Built in place: a braced list would copy the value once more.
+    std::vector<bytes> v;
+    v.reserve(1);
+    v.push_back(be64(c));
+    return clustering_key_prefix(std::move(v));
 }
 
 deletion_time_type now_seconds() {
@@ -130,7 +134,10 @@ public:
     future<uint64_t> read(uint64_t p, uint64_t from, uint64_t limit, uint64_t to, OnRow on_row) {
         auto end = to == std::numeric_limits<uint64_t>::max() ? position_in_partition::after_all_clustered_rows()
                                                                : position_in_partition::before_key(ck_of(to));
-        clustering_ranges slice{position_range{position_in_partition::before_key(ck_of(from)), std::move(end)}};
+        // Moved in (a braced list would copy both keys).
+        clustering_ranges slice;
+        slice.reserve(1);
+        slice.push_back(position_range{position_in_partition::before_key(ck_of(from)), std::move(end)});
         auto range = dht::partition_range::singular(_keys[p]);
         co_return co_await read(range, std::move(slice), limit, on_row);
     }

@@ -3,11 +3,13 @@
 // holds exactly the rows inside the ranges, and has the model's tombstone in force at every key.
 #include "mutation/fragment_stream_validator.hh"
 #include "reader/mutation_fragment_filter.hh"
+#include "reader/mutation_reader.hh"
 #include "schema/schema.hh"
 #include "test/lib/simple_keys.hh"
 
 #include <boost/test/unit_test.hpp>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -114,7 +116,78 @@ std::vector<mutation_fragment> input_stream(const test_case& tc, bool reversed) 
     return out;
 }
 
-void check_case(const test_case& tc, bool reversed, uint32_t seed) {
+// How a case feeds its filter: each way must give the same stream.
+enum class feed {
+    // Built from the schema, owning its ranges, every fragment through consume().
+    plain,
+    // Borrowing the ranges with a given comparator, rows through consume_row_key() (the row appended by the
+    // caller when inside), into a reader's fragment_buffer.
+    borrowed_row_keys,
+    // Owning its ranges with a given comparator, copied and moved in the middle of the stream (the copies must
+    // walk their own ranges, or the borrowed ones).
+    copied_midway,
+    // Borrowing, copied and moved in the middle of the stream.
+    borrowed_copied_midway,
+};
+
+std::vector<mutation_fragment> filtered(const schema& s, const test_case& tc, const clustering_ranges& ranges,
+                                        bool reversed, feed how) {
+    std::vector<mutation_fragment> out;
+    auto key = dht::decorated_key(partition_key(std::string("\0\0\0\1", 4)));
+    out.push_back(partition_start{key, {}});
+    auto input = input_stream(tc, reversed);
+    position_in_partition_comparator cmp(s, reversed);
+    if (how == feed::borrowed_row_keys) {
+        mutation_fragment_filter filter(cmp, &ranges);
+        fragment_buffer buf;
+        for (auto& f : input) {
+            bool more;
+            if (auto* r = std::get_if<clustering_row>(&f)) {
+                if (filter.consume_row_key(r->key, buf)) {
+                    buf.push_back(std::move(f));
+                }
+                more = filter.has_ranges_left();
+            } else {
+                more = filter.consume(std::move(f), buf);
+            }
+            if (!more) {
+                break;
+            }
+        }
+        filter.finish(buf);
+        for (; !buf.empty(); buf.pop_front()) {
+            out.push_back(std::move(buf.front()));
+        }
+        out.push_back(partition_end{});
+        return out;
+    }
+    std::optional<mutation_fragment_filter> filter;
+    if (how == feed::plain) {
+        filter.emplace(s, ranges, reversed);
+    } else if (how == feed::copied_midway) {
+        filter.emplace(cmp, clustering_ranges(ranges));
+    } else {
+        filter.emplace(cmp, &ranges);
+    }
+    for (size_t i = 0; i < input.size(); ++i) {
+        if (how != feed::plain && i == input.size() / 2) {
+            // A copy, then the original gone: the copy goes on alone.
+            mutation_fragment_filter copy(*filter);
+            filter.reset();
+            mutation_fragment_filter moved(std::move(copy));
+            filter.emplace(cmp, clustering_ranges{});
+            *filter = moved;
+        }
+        if (!filter->consume(std::move(input[i]), out)) {
+            break;  // past the last range: the rest may be skipped
+        }
+    }
+    filter->finish(out);
+    out.push_back(partition_end{});
+    return out;
+}
+
+void check_case(const test_case& tc, bool reversed, uint32_t seed, feed how) {
     auto s = testing::int_table_schema();
     clustering_ranges ranges;
     for (auto [a, b] : tc.ranges) {
@@ -123,19 +196,10 @@ void check_case(const test_case& tc, bool reversed, uint32_t seed) {
     if (reversed) {
         ranges = reverse_ranges(ranges);
     }
-    mutation_fragment_filter filter(*s, ranges, reversed);
-    std::vector<mutation_fragment> out;
-    auto key = dht::decorated_key(partition_key(std::string("\0\0\0\1", 4)));
-    out.push_back(partition_start{key, {}});
-    for (auto& f : input_stream(tc, reversed)) {
-        if (!filter.consume(std::move(f), out)) {
-            break;  // past the last range: the rest may be skipped
-        }
-    }
-    filter.finish(out);
-    out.push_back(partition_end{});
+    auto out = filtered(*s, tc, ranges, reversed, how);
 
-    std::string ctx = "seed " + std::to_string(seed) + (reversed ? " reversed" : " forward");
+    std::string ctx = "seed " + std::to_string(seed) + (reversed ? " reversed" : " forward") + " feed " +
+                      std::to_string(int(how));
     fragment_stream_validator v(*s, reversed);
     try {
         for (auto& f : out) {
@@ -185,8 +249,10 @@ BOOST_AUTO_TEST_CASE(test_filter_matches_model) {
         uint32_t seed = base + i;
         std::mt19937 rng(seed);
         auto tc = random_case(rng);
-        check_case(tc, false, seed);
-        check_case(tc, true, seed);
+        for (auto how : {feed::plain, feed::borrowed_row_keys, feed::copied_midway, feed::borrowed_copied_midway}) {
+            check_case(tc, false, seed, how);
+            check_case(tc, true, seed, how);
+        }
     }
 }
 
@@ -207,4 +273,22 @@ BOOST_AUTO_TEST_CASE(test_skip_target) {
     BOOST_CHECK(!filter.consume(clustering_row{ck(13), {}, {}, {}}, out));  // past the last range
     BOOST_CHECK_EQUAL(out.size(), 1u);
     BOOST_CHECK(!filter.skip_target());
+    BOOST_CHECK(!filter.skip_target_position());
+}
+
+BOOST_AUTO_TEST_CASE(test_skip_target_position_borrows) {
+    auto s = testing::int_table_schema();
+    clustering_ranges ranges{{grid(4), grid(7)}, {grid(20), grid(25)}};
+    mutation_fragment_filter filter(position_in_partition_comparator(*s), &ranges);
+    std::vector<mutation_fragment> out;
+    BOOST_CHECK(filter.skip_target_position() == &ranges[0].start);
+    BOOST_CHECK(!filter.consume_row_key(ck(0), out));
+    BOOST_CHECK(filter.consume_row_key(ck(2), out));
+    BOOST_CHECK(!filter.skip_target_position());
+    BOOST_CHECK(!filter.consume_row_key(ck(5), out));
+    BOOST_CHECK(filter.has_ranges_left());
+    BOOST_CHECK(filter.skip_target_position() == &ranges[1].start);
+    BOOST_CHECK(!filter.consume_row_key(ck(13), out));
+    BOOST_CHECK(!filter.has_ranges_left());
+    BOOST_CHECK(out.empty());
 }

@@ -11,6 +11,7 @@
 #include "sstables/mx_parser.hh"
 #include "sstables/serialization_header.hh"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,10 +23,18 @@ namespace reef::sstables {
 // src starts in Data.db (a partition's start: the partition-range reader parses only the index's byte range).
 // start: mx_parser::start_at::inside_partition when src starts at an unfiltered of a partition (the reversed reader's
 // jumps): the stream then has that partition's rows, markers and partition_end, but no partition_start.
+// skip_row: asked for each clustering row's stored key as it is parsed (before anything else of the row is read):
+// skip passes over the row unbuilt (it never reaches the stream); pause builds it, then ends the fill with it, so
+// that the caller consumes what is parsed before more is. The caller decides from what it has consumed so far,
+// which lags what is parsed: it must skip only rows that nothing later can want, and pauses at a row past where its
+// current range ends, so its answers catch up.
+enum class row_verdict { read, skip, pause };
+using row_skip_function = std::function<row_verdict(const clustering_values&)>;
 mutation_reader make_mx_full_scan_reader(schema_ptr s, std::shared_ptr<const serialization_header> header,
                                          data_source src, std::string file, uint64_t data_length,
                                          dht::partition_range range = dht::partition_range::full(),
                                          mx_fragment_consumer::token_function token = {}, uint64_t start_offset = 0,
-                                         mx_parser::start_at start = mx_parser::start_at::partition);
+                                         mx_parser::start_at start = mx_parser::start_at::partition,
+                                         row_skip_function skip_row = {});
 
 } // namespace reef::sstables

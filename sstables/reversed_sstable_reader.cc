@@ -61,15 +61,16 @@ public:
                 }
                 // Fragments move in a plain loop; only a fill of the inner reader is awaited (coroutine rule 5:
                 // in debug builds, awaits that complete at once grow the stack).
+                // Before the inner reader parses on: it passes over unwanted rows, but reads every byte on the way.
+                if (auto to = jump_target()) {
+                    co_await jump(*to);
+                    break;
+                }
                 if (_replay.empty() && _inner->is_buffer_empty()) {
                     if (_inner->is_end_of_stream()) {
                         throw malformed_sstable_exception(_h.data_file, "a partition read backwards ended without its end");
                     }
                     co_await _inner->fill_buffer();
-                    break;
-                }
-                if (auto to = jump_target()) {
-                    co_await jump(*to);
                     break;
                 }
                 if (step()) {
@@ -230,13 +231,19 @@ private:
         auto src = make_partition_reversing_data_source(_open_data, *_h.header, _h.data_file, loc->start, loc->end,
                                                         start, _options);
         _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src), inner_file_name(), UINT64_MAX / 2,
-                                                dht::partition_range::full(), _h.token, loc->start));
+                                                dht::partition_range::full(), _h.token, loc->start,
+                                                mx_parser::start_at::partition, row_skipper()));
         _state = state::in_partition;
         _in_force = {};
         _filter.reset();
         _replay.clear();
         _fed.clear();
         _window_end.reset();
+        _last_fed.reset();
+        if (!_forwarding) {
+            // Before the first fill: the inner reader asks it which rows to build (row_skipper).
+            _filter.emplace(*_schema, _slice, true);
+        }
         auto ps = co_await next_inner();
         if (!ps || !std::holds_alternative<partition_start>(*ps)) {
             throw malformed_sstable_exception(_h.data_file, loc->start, "the reversed partition has no partition start");
@@ -252,9 +259,33 @@ private:
         } else if (next) {
             _replay.push_back(std::move(*next));
         }
-        if (!_forwarding) {
-            _filter.emplace(*_schema, _slice, true);
-        }
+    }
+
+    // The inner reader's question for each row it parses: whether the slice (or window) cannot want it. The filter
+    // has consumed only what came before the row: between ranges, a row before the next range's start is not
+    // wanted (nothing between the filter and the row enters a range); without forwarding, nothing after the last
+    // range is. A row at or past the end of the filter's current range (or of the window) is built and the parsing
+    // pauses there, so that the filter catches up (and the walk may jump) before the rows after it are judged.
+    // Without a filter (forwarding, between windows) every row may be wanted by the next window.
+    row_skip_function row_skipper() {
+        return [this](const clustering_values& ck) {
+            auto v = row_verdict::read;
+            if (_filter) {
+                auto target = _filter->skip_target();
+                auto end = _filter->current_end();
+                if (target && _rows(ck, *target) < 0) {
+                    v = row_verdict::skip;
+                } else if (!end) {
+                    v = _forwarding ? row_verdict::pause : row_verdict::skip;
+                } else if (_rows(ck, *end) >= 0) {
+                    v = row_verdict::pause;
+                }
+            }
+            if (_h.stats) {
+                ++(v == row_verdict::skip ? _h.stats->rows_skipped : _h.stats->rows_read);
+            }
+            return v;
+        };
     }
 
     std::string inner_file_name() const {
@@ -263,8 +294,9 @@ private:
 
     // Where the walk jumps before the next fragment, if anywhere: with the partition's promoted index, when the
     // filter is between ranges (the current one is behind the walk) and the next one's end (forward) lies in a block
-    // that ends before the next fragment, the block holding it. Everything between is outside the slice (and
-    // window): the range tombstone in force at the block's end is its end-open marker.
+    // that ends before the next fragment (or, when none is parsed yet, before the last one fed to the filter), the
+    // block holding it. Everything between is outside the slice (and window): the range tombstone in force at the
+    // block's end is its end-open marker.
     std::optional<reversal_start> jump_target() {
         if (!_pi || !_filter) {
             return std::nullopt;
@@ -286,13 +318,19 @@ private:
         if (!_jump->block_last || _jump->done) {
             return std::nullopt;
         }
-        if (_replay.empty()) {
+        if (_replay.empty() && !_inner->is_buffer_empty()) {
             _replay.push_back(_inner->pop_mutation_fragment());
         }
-        auto& next = _replay.front();
-        if (std::holds_alternative<partition_end>(next) ||
-            _forward_order(*_jump->block_last, position_of(next).reversed()) >= 0) {
-            return std::nullopt;  // the walk is in that block already (or nothing is left)
+        if (!_replay.empty() && std::holds_alternative<partition_end>(_replay.front())) {
+            return std::nullopt;  // nothing is left
+        }
+        const position_in_partition* walk = _replay.empty() ? (_last_fed ? &*_last_fed : nullptr) : nullptr;
+        auto next_position = _replay.empty() ? std::nullopt : std::optional(position_of(_replay.front()));
+        if (next_position) {
+            walk = &*next_position;
+        }
+        if (!walk || _forward_order(*_jump->block_last, walk->reversed()) >= 0) {
+            return std::nullopt;  // the walk is in that block already
         }
         _jump->done = true;
         return find_reversal_start(*_pi, _partition_start, _partition_end, target->reversed(), _forward_order, types,
@@ -300,9 +338,9 @@ private:
     }
 
     // Drops the walk and starts it again at `to`. The tombstone open there is put in force by a change fed in place of
-    // the next fragment (at its position, or just before it when it is a row): that position is between the slice's
-    // ranges (and windows'), so the change only sets what is in force, and a window that opens again in the middle
-    // of this one (fed again from _fed) sees it too.
+    // the next fragment (at its position, or just before it when it is a row; without one, just after the last fed):
+    // that position is between the slice's ranges (and windows'), so the change only sets what is in force, and a
+    // window that opens again in the middle of this one (fed again from _fed) sees it too.
     future<> jump(reversal_start to) {
         tombstone open;
         if (to.open_at_end && !to.open_at_end->live()) {
@@ -311,10 +349,15 @@ private:
             open = tombstone{to.open_at_end->marked_for_delete_at,
                              ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt)};
         }
-        auto& next = _replay.front();
-        auto at = std::holds_alternative<clustering_row>(next)
-                      ? position_in_partition::before_key(std::get<clustering_row>(next).key)
-                      : position_of(next);
+        position_in_partition at = position_in_partition::before_all_clustered_rows();
+        if (!_replay.empty()) {
+            auto& next = _replay.front();
+            at = std::holds_alternative<clustering_row>(next)
+                     ? position_in_partition::before_key(std::get<clustering_row>(next).key)
+                     : position_of(next);
+        } else {
+            at = _last_fed->is_clustering_row() ? position_in_partition::after_key(_last_fed->key()) : *_last_fed;
+        }
         _replay.clear();
         _replay.push_back(range_tombstone_change{std::move(at), open});
         {
@@ -327,7 +370,7 @@ private:
                                                              to, _options);
         _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src), inner_file_name(), UINT64_MAX / 2,
                                                 dht::partition_range::full(), _h.token, _partition_start,
-                                                mx_parser::start_at::inside_partition));
+                                                mx_parser::start_at::inside_partition, row_skipper()));
         if (_h.stats) {
             ++_h.stats->reversed_jumps;
         }
@@ -354,6 +397,7 @@ private:
         }
         bool end = std::holds_alternative<partition_end>(f);
         _out.clear();
+        auto fed_at = position_of(f);
         if (_forwarding) {
             // The window ends before f (or the partition ends): keep f for the next window.
             if (end || !_window_end || _order(*_window_end, position_of(f)) <= 0) {
@@ -363,6 +407,7 @@ private:
                 _end_of_stream = true;
             } else {
                 // Kept until consumed: a window opening in the middle of this one feeds it again.
+                _last_fed = std::move(fed_at);
                 _fed.push_back({f, _in_force});
                 if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
                     _in_force = rtc->tomb;
@@ -374,6 +419,7 @@ private:
             }
             return false;
         }
+        _last_fed = std::move(fed_at);
         bool more = _filter->consume(std::move(f), _out);
         if (!more && !end) {
             // The slice is behind: the rest of the partition is not read.
@@ -407,6 +453,7 @@ private:
     bool _forwarding;
     position_in_partition_comparator _forward_order;
     position_in_partition_comparator _order;
+    row_position_comparator _rows{*_schema, true};
     std::string _index_file;
     partition_reversing_options _options;
     state _state = state::seek;
@@ -428,6 +475,8 @@ private:
         bool done = false;
     };
     std::optional<jump_state> _jump;
+    // The position of the last fragment fed to the filter.
+    std::optional<position_in_partition> _last_fed;
     std::optional<mutation_reader> _inner;
     std::optional<mutation_fragment_filter> _filter;
     std::vector<mutation_fragment> _out;

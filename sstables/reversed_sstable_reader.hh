@@ -16,7 +16,8 @@ namespace reef::sstables {
 // reader's forwarding mode gives it. Between the slice's ranges (and windows), the walk jumps through the promoted index
 // to the block holding the next range's end when that block ends before the walk's next fragment, with the block's
 // end-open marker in force: the blocks between are neither read nor parsed (sstable_reader_stats::reversed_jumps
-// counts the jumps). Rows outside the slice in the blocks walked are still parsed and dropped. permit: as make_sstable_reader's (deadline checked before each fill, index page and
+// counts the jumps). Rows outside the slice in the blocks walked are passed over by their size, their keys alone read
+// (counted as rows_skipped; rows built as rows_read). permit: as make_sstable_reader's (deadline checked before each fill, index page and
 // Data.db window read).
 mutation_reader make_reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
                                              clustering_ranges slice, streamed_forwarding fwd = streamed_forwarding::no,

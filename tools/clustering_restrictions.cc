@@ -20,7 +20,7 @@ namespace reef::tools {
 
 namespace {
 
-enum class op { eq, lt, le, gt, ge };
+enum class op { eq, lt, le, gt, ge, in };
 
 struct relation {
     std::vector<size_t> columns;  // clustering indexes
@@ -112,8 +112,11 @@ private:
         if (_ts.accept_symbol('>')) {
             return _ts.accept_symbol('=') ? op::ge : op::gt;
         }
+        if (_ts.accept_keyword("in")) {
+            return op::in;
+        }
         auto& t = _ts.peek();
-        throw bad_restriction(fmt::format("relation `{}`: operator {} is not supported (only =, <, <=, >, >= on "
+        throw bad_restriction(fmt::format("relation `{}`: operator {} is not supported (only =, <, <=, >, >=, IN on "
                                           "clustering columns)",
                                           relation_text_from(rel_start), t.source.empty() ? "(none)" : t.source));
     }
@@ -176,6 +179,11 @@ private:
             } while (_ts.accept_symbol(','));
             _ts.expect_symbol(')');
             r.o = parse_op(start);
+            if (r.o == op::in) {
+                throw bad_restriction(fmt::format("relation `{}`: IN on a tuple of columns is not supported (only "
+                                                  "`column IN (value, ...)`)",
+                                                  relation_text_from(start)));
+            }
             _ts.expect_symbol('(');
             std::vector<std::pair<const cql_token*, const cql_token*>> terms;
             do {
@@ -203,6 +211,23 @@ private:
         auto name = _ts.expect_name("a clustering column or '('");
         r.columns.push_back(clustering_index(start, name, start));
         r.o = parse_op(start);
+        if (r.o == op::in) {
+            // column IN (value, ...): each value an equality, the relation their union.
+            _ts.expect_symbol('(');
+            std::vector<std::pair<const cql_token*, const cql_token*>> terms;
+            if (!_ts.peek_symbol(')')) {
+                do {
+                    terms.push_back(term());
+                } while (_ts.accept_symbol(','));
+            }
+            const cql_token& end = _ts.peek();
+            _ts.expect_symbol(')');
+            r.text = text_between(start, end);
+            for (auto& t : terms) {
+                r.values.push_back(value(r.columns[0], t, start, end));
+            }
+            return r;
+        }
         auto t = term();
         r.text = text_between(start, *t.second);
         r.values.push_back(value(r.columns[0], t, start, *t.second));
@@ -220,6 +245,25 @@ public:
     explicit range_builder(const schema& s) : _s(s), _cmp(s) {}
 
     clustering_ranges build(const std::vector<relation>& rels) {
+        // An IN is the union of the restrictions with each of its values as an equality instead (Cassandra's
+        // cartesian product of IN values, one clustering prefix each).
+        for (size_t r = 0; r < rels.size(); ++r) {
+            if (rels[r].o != op::in) {
+                continue;
+            }
+            clustering_ranges all;
+            auto with = rels;
+            with[r].o = op::eq;
+            for (auto& v : rels[r].values) {
+                with[r].values = {v};
+                auto part = build(with);
+                all.insert(all.end(), part.begin(), part.end());
+            }
+            std::sort(all.begin(), all.end(), [&](const position_range& x, const position_range& y) {
+                return less(x.start, y.start);
+            });
+            return merge(all);
+        }
         size_t n = _s.clustering_key().size();
         std::vector<std::optional<bytes>> eq(n);
         std::vector<std::string> eq_text(n);

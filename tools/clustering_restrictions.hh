@@ -1,5 +1,6 @@
 // clustering_restrictions: a CQL WHERE conjunction over clustering columns (`ck1 = 3 AND ck2 >= 'a' AND ck2 < 'f'`,
-// `(ck1, ck2) > (1, 'x')`) turned into the forward clustering ranges a query reads, as Cassandra selects them.
+// `(ck1, ck2) > (1, 'x')`, `ck1 IN (1, 5)`) turned into the forward clustering ranges a query reads, as Cassandra
+// selects them.
 #pragma once
 
 #include "reader/position_range.hh"
@@ -16,13 +17,14 @@ public:
     using std::invalid_argument::invalid_argument;
 };
 
-// Relations: `col OP value` and `(col, ...) OP (value, ...)` with OP one of = < <= > >=, values as CQL
-// literals of the columns' types, joined by AND. Allowed, as in Cassandra: equalities on a prefix of the
-// clustering columns, then at most a lower and an upper bound on the next column, each of one column or of a
-// tuple of consecutive columns starting there (compared as tuples, lexicographically; DESC columns are handled,
-// a tuple bound over mixed orders becomes several ranges). Everything else throws bad_restriction naming the
-// relation: a column that is not a clustering column, a column restricted twice, a gap (ck2 restricted, ck1
-// not), a restriction after a range, other operators (IN, !=, CONTAINS ...). An empty text selects everything.
+// Relations: `col OP value` and `(col, ...) OP (value, ...)` with OP one of = < <= > >=, and `col IN (value, ...)`,
+// values as CQL literals of the columns' types, joined by AND. Allowed, as in Cassandra: equalities (or INs, each the
+// union of its values' equalities: several ranges) on a prefix of the clustering columns, then at most a lower and
+// an upper bound on the next column, each of one column or of a tuple of consecutive columns starting there
+// (compared as tuples, lexicographically; DESC columns are handled, a tuple bound over mixed orders becomes several
+// ranges). Everything else throws bad_restriction naming the relation: a column that is not a clustering column, a
+// column restricted twice, a gap (ck2 restricted, ck1 not), a restriction after a range, IN on a tuple, other
+// operators (!=, CONTAINS ...). An empty text selects everything.
 // The ranges are sorted and non-overlapping in s's clustering order (empty when nothing can match).
 clustering_ranges clustering_ranges_from_cql(const schema& s, std::string_view where);
 

@@ -1,5 +1,5 @@
-// random_where: random CQL clustering restrictions (equalities on a prefix, then single-column or tuple bounds on
-// the next column, in random order and forms) with the predicate they mean, evaluated value by value: the model
+// random_where: random CQL clustering restrictions (equalities or INs on a prefix, then single-column or tuple
+// bounds on the next column, in random order and forms) with the predicate they mean, evaluated value by value: the model
 // that `reef sstable query --where` and clustering_ranges_from_cql are checked against.
 #pragma once
 
@@ -33,11 +33,27 @@ inline where_case random_where(const schema& s, std::mt19937_64& rng, const std:
     for (size_t i = 0; i < k; ++i) {
         eq.push_back(value(i));
     }
-    // Equalities: one by one, or some consecutive run as one tuple.
+    // The values each prefix column may take: its equality's, or an IN's (with repeats, and none: nothing matches).
+    std::vector<std::vector<bytes>> allowed;
+    for (size_t i = 0; i < k; ++i) {
+        allowed.push_back({eq[i]});
+    }
+    // Equalities: one by one (or as an IN), or some consecutive run as one tuple.
     size_t i = 0;
     while (i < k) {
         size_t run = 1 + rng() % (k - i);
-        if (run == 1 || rng() % 2) {
+        if ((run == 1 || rng() % 2) && rng() % 4 == 0) {
+            run = 1;
+            allowed[i].clear();
+            for (size_t n = rng() % 4; n > 0; --n) {
+                allowed[i].push_back(value(i));
+            }
+            std::string list;
+            for (auto& v : allowed[i]) {
+                list += (list.empty() ? "" : ", ") + lit(i, v);
+            }
+            rels.push_back(cols[i].name + " IN (" + list + ")");
+        } else if (run == 1 || rng() % 2) {
             run = 1;
             rels.push_back(cols[i].name + " = " + lit(i, eq[i]));
         } else {
@@ -51,8 +67,8 @@ inline where_case random_where(const schema& s, std::mt19937_64& rng, const std:
         i += run;
     }
     for (size_t c = 0; c < k; ++c) {
-        preds.push_back([c, v = eq[c], t = cols[c].type](const clustering_key_prefix& key) {
-            return t->compare(key.component(c), v) == 0;
+        preds.push_back([c, vs = allowed[c], t = cols[c].type](const clustering_key_prefix& key) {
+            return std::any_of(vs.begin(), vs.end(), [&](const bytes& v) { return t->compare(key.component(c), v) == 0; });
         });
     }
     if (k < n) {

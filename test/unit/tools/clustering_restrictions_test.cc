@@ -1,4 +1,4 @@
-// clustering_ranges_from_cql: random WHERE conjunctions (random_where: equality prefixes, single and tuple bounds,
+// clustering_ranges_from_cql: random WHERE conjunctions (random_where: equality and IN prefixes, single and tuple bounds,
 // inclusive or not, shuffled) over a table with ASC and DESC clustering columns; every key of a small domain is in
 // the ranges exactly when the relations' predicate holds, and the ranges are sorted, non-empty and disjoint.
 // Invalid relations are errors naming them.
@@ -113,6 +113,12 @@ BOOST_AUTO_TEST_CASE(examples) {
     BOOST_TEST((r[1].end == position_in_partition::after_all_clustered_rows()), to_string(r[1].end));
     // Nothing can match.
     BOOST_TEST(clustering_ranges_from_cql(*s, "ck1 > 3 AND ck1 < 2").empty());
+    BOOST_TEST(clustering_ranges_from_cql(*s, "ck1 IN ()").empty());
+    // IN: one range per value, in clustering order (ck2 is DESC), repeats merged.
+    r = clustering_ranges_from_cql(*s, "ck1 = 2 AND ck2 IN ('a', 'c', 'a')");
+    BOOST_REQUIRE(r.size() == 2u);
+    BOOST_TEST((r[0] == position_range::for_prefix(ck({i->from_string("2"), t->from_string("c")}))));
+    BOOST_TEST((r[1] == position_range::for_prefix(ck({i->from_string("2"), t->from_string("a")}))));
 }
 
 BOOST_AUTO_TEST_CASE(bad_relations_are_errors_naming_them) {
@@ -133,7 +139,10 @@ BOOST_AUTO_TEST_CASE(bad_relations_are_errors_naming_them) {
     has("ck1 = 1 AND ck1 = 2", "relation `ck1 = 2`: ck1 is already restricted by `ck1 = 1`");
     has("ck1 = 1 AND ck1 > 0", "relation `ck1 > 0`: ck1 is restricted both by `ck1 = 1` and by a range");
     has("ck1 > 1 AND ck1 >= 2", "relation `ck1 >= 2`: there is already a lower bound, `ck1 > 1`");
-    has("ck1 IN (1, 2)", "operator IN is not supported");
+    has("ck1 CONTAINS 1", "operator CONTAINS is not supported");
+    has("(ck1, ck2) IN ((1, 'a'))", "relation `(ck1, ck2) IN ((1, 'a'))`: IN on a tuple of columns is not supported");
+    has("ck1 IN (1, 2) AND ck1 = 2", "relation `ck1 = 2`: ck1 is already restricted by `ck1 IN (1, 2)`");
+    has("ck1 IN (1, 'x')", "'x' is not a valid int value for ck1");
     has("ck1 != 1", "unexpected character '!'");
     has("ck1 = 'x'", "relation `ck1 = 'x'`: 'x' is not a valid int value for ck1");
     has("(ck1, ck3) > (1, 2)", "must be consecutive clustering columns");

@@ -35,7 +35,9 @@ public:
           _forwarding(fwd == streamed_forwarding::yes), _forward_order(*_schema), _order(*_schema, true),
           _index_file(_h.components->desc.filename(component_type::index)) {
         auto& c = *_h.components;
-        _options.alignment = c.compression ? c.compression->chunk_length : c.crc ? c.crc->chunk_size : 4096;
+        // Compressed: whole chunks are decompressed whatever is asked. Uncompressed Data.db is read plain (its CRC.db is
+        // checked only by validation), so pages are the unit.
+        _options.alignment = c.compression ? c.compression->chunk_length : 4096;
         _options.window = std::max<uint64_t>(_options.alignment, 32 * 1024);
         _open_data = [data = _h.data, components = _h.components, permit = _permit, file = _h.data_file](uint64_t pos,
                                                                                                      uint64_t len) {

@@ -5,6 +5,7 @@
 #include "mutation/fragment.hh"
 #include "mutation/partition_range.hh"
 #include "reader/position_range.hh"
+#include "runtime/frame_pool.hh"
 #include "runtime/future.hh"
 #include "schema/schema.hh"
 
@@ -21,6 +22,22 @@ namespace reef {
 // the stream again, and no partition_end is emitted (the consumer moves on
 // with next_partition()).
 enum class streamed_forwarding { no, yes };
+
+// Storage from the shard's frame pool (runtime/frame_pool.hh): blocks up to
+// its largest size class are reused by size, without malloc (a reader made
+// per query, and its buffer, cost no allocator call once the shard has run
+// a few); larger ones and debug builds go to operator new.
+template <typename T>
+struct shard_pool_allocator {
+    using value_type = T;
+    shard_pool_allocator() = default;
+    template <typename U>
+    shard_pool_allocator(const shard_pool_allocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return static_cast<T*>(internal::frame_alloc(n * sizeof(T))); }
+    void deallocate(T* p, std::size_t n) noexcept { internal::frame_free(p, n * sizeof(T)); }
+    template <typename U>
+    bool operator==(const shard_pool_allocator<U>&) const noexcept { return true; }
+};
 
 // A reader's buffer: a FIFO of fragments over one vector that is emptied
 // (keeping its capacity) whenever it is drained, so a reader that is filled
@@ -58,7 +75,7 @@ public:
     }
 
 private:
-    std::vector<mutation_fragment> _v;
+    std::vector<mutation_fragment, shard_pool_allocator<mutation_fragment>> _v;
     size_t _head = 0;
 };
 
@@ -66,6 +83,12 @@ class mutation_reader_impl {
 public:
     explicit mutation_reader_impl(schema_ptr s) : _schema(std::move(s)) {}
     virtual ~mutation_reader_impl() = default;
+
+    // Readers are made and dropped per query: they come from the shard's
+    // frame pool (the virtual destructor gives operator delete the most
+    // derived type's size).
+    static void* operator new(std::size_t size) { return internal::frame_alloc(size); }
+    static void operator delete(void* p, std::size_t size) noexcept { internal::frame_free(p, size); }
 
     // Adds fragments to the buffer until it is full or the stream (or the
     // window) ends, setting end_of_stream then.

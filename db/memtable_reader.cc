@@ -194,6 +194,7 @@ public:
             // dropped again.
             if (_order(pr.start, pos()) < 0) {
                 _pos = pr.start;
+                _pos_at = nullptr;
                 seek_rows_to(_pos);
                 save_resume_key();
             }
@@ -264,6 +265,7 @@ private:
             push(static_row{_p->static_row()});
         }
         _pos = position_in_partition::before_all_clustered_rows();
+        _pos_at = nullptr;
         _pos_after_row = false;
         _synced = false;
         _next_known = false;
@@ -279,13 +281,14 @@ private:
         _state = state::in_partition;
     }
 
-    // The position the walk is at (see _pos_after_row).
+    // The position the walk is at (see _pos_after_row and _pos_at).
     const position_in_partition& pos() {
         if (_pos_after_row) {
             _pos = position_in_partition::after_key(!_reversed ? std::prev(_row)->first : _row->first);
             _pos_after_row = false;
+            _pos_at = nullptr;
         }
-        return _pos;
+        return _pos_at ? *_pos_at : _pos;
     }
 
     // The next row in the read's order, or null.
@@ -328,8 +331,9 @@ private:
             // is after the resume row, the one passed last.
             _pos = position_in_partition::after_key((*_resume_row)->first);
             _pos_after_row = false;
+            _pos_at = nullptr;
         }
-        auto at_pos = rows_at(_pos);
+        auto at_pos = rows_at(_pos_at ? *_pos_at : _pos);
         if (!_resume_row) {
             _row = at_pos;
             return;
@@ -394,10 +398,17 @@ private:
                     _filter->consume_change(pos(), before, _out);
                     _in_force = before;
                 }
-                _pos = *target;
+                if (!_forwarding) {
+                    // The slice's range start, which the reader holds: no copy.
+                    _pos_at = target;
+                } else {
+                    // A window's range dies with its window's filter.
+                    _pos = *target;
+                    _pos_at = nullptr;
+                }
                 _synced = false;
                 _next_known = false;
-                seek_rows_to(_pos);
+                seek_rows_to(pos());
             }
             // The change to feed next, if any: its position is _pos itself (the
             // sync change), a bound of the list, or _next_reversed_bound; the
@@ -463,10 +474,12 @@ private:
                     _next_known = false;
                 }
                 _pos_after_row = true;
+                _pos_at = nullptr;
                 advance_row();
             } else {
-                if (change->position != &_pos) {
+                if (change->position != &_pos && change->position != _pos_at) {  // not the sync change
                     _pos = *change->position;
+                    _pos_at = nullptr;
                 }
                 _pos_after_row = false;
                 _in_force = change->tomb;
@@ -508,6 +521,10 @@ private:
     // may insert a row just before _row, but then reseek_rows() first
     // moves _row to just after the resume key, the row passed.
     bool _pos_after_row = false;
+    // When set, the position is this range start of _slice instead of _pos
+    // (never with forwarding, whose windows' ranges die with their filter):
+    // a skip to the slice's next range copies no key.
+    const position_in_partition* _pos_at = nullptr;
     bool _synced = false;
     tombstone _in_force;
     // When _next_known: the first range tombstone change after _pos (none:

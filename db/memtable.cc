@@ -24,18 +24,12 @@ size_t string_heap(size_t size) noexcept { return size > 15 ? block(size + 1) : 
 
 size_t bytes_heap(const bytes& b) noexcept { return block(b.capacity()); }
 
-size_t key_heap(const clustering_key_prefix& k) noexcept {
-    size_t n = block(k.components().capacity() * sizeof(bytes));
-    for (auto& c : k.components()) {
-        n += bytes_heap(c);
-    }
-    return n;
-}
+size_t key_heap(const clustering_key_prefix& k) noexcept { return block(k.external_memory_usage()); }
 
 size_t cell_heap(const atomic_cell& c) noexcept { return string_heap(c.value().size()); }
 
 size_t row_heap(const row& r) noexcept {
-    size_t n = block(r.cells().capacity() * sizeof(r.cells()[0]));
+    size_t n = block(r.cells().external_memory_usage());
     for (auto& [id, c] : r.cells()) {
         if (auto* cell = std::get_if<atomic_cell>(&c)) {
             n += cell_heap(*cell);

@@ -4,11 +4,15 @@
 
 #include "schema/schema.hh"
 #include "schema/types.hh"
+#include "utils/small_vector.hh"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,21 +20,123 @@ namespace reef {
 
 // A full clustering key has one value per clustering column; a prefix has
 // fewer (range tombstone bounds, slices). Values are serialized bytes.
+//
+// Every row of every read builds or copies one, so the values share one
+// buffer that lives inside the object while it fits (a bigint key, a key of
+// an int and a uuid, a ~30-byte text): [end offset of each value, 4 bytes
+// each, native order][the values' bytes]. Such a key costs no allocation.
 class clustering_key_prefix {
 public:
+    // The values as views (valid while the key is alive and unchanged).
+    class components_view {
+    public:
+        class iterator {
+        public:
+            using iterator_category = std::random_access_iterator_tag;
+            using value_type = bytes_view;
+            using difference_type = std::ptrdiff_t;
+            using pointer = void;
+            using reference = bytes_view;
+
+            iterator() = default;
+            iterator(const clustering_key_prefix* k, size_t i) noexcept : _k(k), _i(i) {}
+            bytes_view operator*() const noexcept { return _k->component_unchecked(_i); }
+            bytes_view operator[](difference_type d) const noexcept { return _k->component_unchecked(_i + d); }
+            iterator& operator++() noexcept { ++_i; return *this; }
+            iterator operator++(int) noexcept { auto t = *this; ++_i; return t; }
+            iterator& operator--() noexcept { --_i; return *this; }
+            iterator operator--(int) noexcept { auto t = *this; --_i; return t; }
+            iterator& operator+=(difference_type d) noexcept { _i += d; return *this; }
+            iterator& operator-=(difference_type d) noexcept { _i -= d; return *this; }
+            friend iterator operator+(iterator a, difference_type d) noexcept { return a += d; }
+            friend iterator operator+(difference_type d, iterator a) noexcept { return a += d; }
+            friend iterator operator-(iterator a, difference_type d) noexcept { return a -= d; }
+            friend difference_type operator-(iterator a, iterator b) noexcept { return difference_type(a._i) - difference_type(b._i); }
+            friend bool operator==(iterator a, iterator b) noexcept { return a._i == b._i; }
+            friend auto operator<=>(iterator a, iterator b) noexcept { return a._i <=> b._i; }
+
+        private:
+            const clustering_key_prefix* _k = nullptr;
+            size_t _i = 0;
+        };
+
+        explicit components_view(const clustering_key_prefix& k) noexcept : _k(&k) {}
+        size_t size() const noexcept { return _k->size(); }
+        bool empty() const noexcept { return _k->empty(); }
+        bytes_view operator[](size_t i) const noexcept { return _k->component_unchecked(i); }
+        iterator begin() const noexcept { return {_k, 0}; }
+        iterator end() const noexcept { return {_k, _k->size()}; }
+
+    private:
+        const clustering_key_prefix* _k;
+    };
+
     clustering_key_prefix() = default;
-    explicit clustering_key_prefix(std::vector<bytes> components) : _components(std::move(components)) {}
+    explicit clustering_key_prefix(const std::vector<bytes>& components) {
+        assign(components.begin(), components.end(), components.size());
+    }
+    // A key of these values (copied).
+    static clustering_key_prefix from_views(std::span<const bytes_view> components) {
+        clustering_key_prefix k;
+        k.assign(components.begin(), components.end(), components.size());
+        return k;
+    }
 
-    size_t size() const noexcept { return _components.size(); }
-    bool empty() const noexcept { return _components.empty(); }
-    const std::vector<bytes>& components() const noexcept { return _components; }
-    bytes_view component(size_t i) const { return _components.at(i); }
+    size_t size() const noexcept { return _n; }
+    bool empty() const noexcept { return _n == 0; }
+    components_view components() const noexcept { return components_view(*this); }
+    bytes_view component(size_t i) const {
+        if (i >= _n) {
+            throw std::out_of_range("clustering_key_prefix::component: " + std::to_string(i) + " of " + std::to_string(_n));
+        }
+        return component_unchecked(i);
+    }
+    bytes_view component_unchecked(size_t i) const noexcept {
+        const uint8_t* p = _buf.data();
+        uint32_t start = i ? load_end(p, i - 1) : 0;
+        return bytes_view(p + 4 * _n + start, load_end(p, i) - start);
+    }
+    // Copies of the values (for callers that edit them into another key).
+    std::vector<bytes> to_vector() const;
+    // Appends a value (a longer prefix).
+    void push_back(bytes_view v);
     bool is_full(const schema& s) const noexcept { return size() == s.clustering_key().size(); }
+    // Heap bytes this key holds (0 while its values fit inside it).
+    size_t external_memory_usage() const noexcept { return _buf.external_memory_usage(); }
 
-    bool operator==(const clustering_key_prefix&) const = default;
+    bool operator==(const clustering_key_prefix& o) const noexcept { return _n == o._n && _buf == o._buf; }
 
 private:
-    std::vector<bytes> _components;
+    static uint32_t load_end(const uint8_t* p, size_t i) noexcept {
+        uint32_t v;
+        std::memcpy(&v, p + 4 * i, 4);
+        return v;
+    }
+    template <typename It>
+    void assign(It first, It last, size_t n) {
+        size_t total = 4 * n;
+        for (auto it = first; it != last; ++it) {
+            total += it->size();
+        }
+        if (total > UINT32_MAX) {
+            throw std::length_error("clustering_key_prefix: values too long");
+        }
+        _buf.resize(total);
+        _n = uint32_t(n);
+        uint8_t* p = _buf.data();
+        uint32_t end = 0;
+        size_t i = 0;
+        for (auto it = first; it != last; ++it, ++i) {
+            if (it->size()) {
+                std::memcpy(p + 4 * n + end, it->data(), it->size());
+            }
+            end += uint32_t(it->size());
+            std::memcpy(p + 4 * i, &end, 4);
+        }
+    }
+
+    utils::small_vector<uint8_t, 40> _buf;
+    uint32_t _n = 0;
 };
 
 // Orders clustering prefixes by their common components, each with its
@@ -53,11 +159,9 @@ public:
     // Compares component by component over the common length; returns the
     // first difference (-1 or 1), or 0.
     int compare_common(const clustering_key_prefix& a, const clustering_key_prefix& b) const {
-        auto& ac = a.components();
-        auto& bc = b.components();
-        size_t n = std::min(ac.size(), bc.size());
+        size_t n = std::min(a.size(), b.size());
         for (size_t i = 0; i < n; ++i) {
-            if (int c = compare_column(_c->columns[i], ac[i], bc[i])) {
+            if (int c = compare_column(_c->columns[i], a.component_unchecked(i), b.component_unchecked(i))) {
                 return c;
             }
         }
@@ -89,7 +193,7 @@ private:
         }
         return v;
     }
-    static int compare_column(const column& c, const bytes& a, const bytes& b) {
+    static int compare_column(const column& c, bytes_view a, bytes_view b) {
         int r;
         switch (c.kind) {
         case fast_kind::signed_integer:
@@ -115,7 +219,7 @@ private:
         }
         return c.reversed ? -r : r;
     }
-    static int generic(const column& c, const bytes& a, const bytes& b) {
+    static int generic(const column& c, bytes_view a, bytes_view b) {
         int r = c.type->compare(a, b);
         return r < 0 ? -1 : r > 0 ? 1 : 0;
     }

@@ -111,7 +111,7 @@ std::string to_string(const position_in_partition& p) {
     case partition_region::clustered: break;
     }
     std::string key;
-    for (auto& c : p.key().components()) {
+    for (auto c : p.key().components()) {
         if (!key.empty()) {
             key += ":";
         }

@@ -5,6 +5,7 @@
 #include "mutation/atomic_cell.hh"
 #include "mutation/tombstone.hh"
 #include "schema/bytes.hh"
+#include "utils/small_vector.hh"
 
 #include <cstdint>
 #include <functional>
@@ -46,12 +47,17 @@ struct collection_cells {
 using cell_or_collection = std::variant<atomic_cell, collection_cells>;
 
 // Cells by column id, kept sorted by id. Applying a cell that is already
-// there keeps the reconciliation winner.
+// there keeps the reconciliation winner. The first cells live inside the
+// row (most rows have a column or two): a row read or copied costs no
+// allocation of its own, only its values'.
 class row {
 public:
+    static constexpr size_t inline_cells = 1;
+    using cells_type = utils::small_vector<std::pair<column_id, cell_or_collection>, inline_cells>;
+
     bool empty() const noexcept { return _cells.empty(); }
     size_t size() const noexcept { return _cells.size(); }
-    const std::vector<std::pair<column_id, cell_or_collection>>& cells() const noexcept { return _cells; }
+    const cells_type& cells() const noexcept { return _cells; }
     const cell_or_collection* find(column_id id) const noexcept;
 
     void apply(column_id id, atomic_cell c);
@@ -68,7 +74,7 @@ private:
     // thrown when id holds a collection.
     atomic_cell* existing_or_insert(column_id id, atomic_cell& c, const char* who);
 
-    std::vector<std::pair<column_id, cell_or_collection>> _cells;
+    cells_type _cells;
 };
 
 } // namespace reef

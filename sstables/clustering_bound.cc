@@ -78,7 +78,7 @@ clustering_bound read_clustering_bound(byte_reader& in, const std::vector<data_t
 }
 
 void write_clustering_values(std::string& out, const std::vector<data_type>& types, const clustering_key_prefix& p) {
-    auto& values = p.components();
+    auto values = p.components();
     for (size_t start = 0; start < values.size(); start += 32) {
         size_t stop = std::min(values.size(), start + 32);
         uint64_t header = 0;

@@ -136,7 +136,7 @@ std::string serialize_header(const serialization_header& h) {
 
 std::vector<std::vector<std::byte>> values_of(const clustering_key_prefix& p) {
     std::vector<std::vector<std::byte>> out;
-    for (auto& c : p.components()) {
+    for (auto c : p.components()) {
         auto b = reinterpret_cast<const std::byte*>(c.data());
         out.emplace_back(b, b + c.size());
     }

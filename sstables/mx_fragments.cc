@@ -4,6 +4,7 @@
 #include "schema/types.hh"
 #include "sstables/exceptions.hh"
 
+#include <array>
 #include <stdexcept>
 
 namespace reef::sstables {
@@ -82,22 +83,31 @@ mx_fragment_consumer::mx_fragment_consumer(schema_ptr s, const serialization_hea
 }
 
 clustering_key_prefix mx_fragment_consumer::key_of(const clustering_values& v, uint64_t position) const {
-    std::vector<bytes> components;
-    components.reserve(v.size());
-    for (auto& c : v) {
-        if (!c) {
-            break;
-        }
-        components.push_back(*c);
+    // A row's key is a prefix only in compact tables, where the missing values are null.
+    size_t n = 0;
+    while (n < v.size() && v[n]) {
+        ++n;
     }
-    for (size_t i = components.size(); i < v.size(); ++i) {
+    for (size_t i = n; i < v.size(); ++i) {
         if (v[i]) {
             throw malformed_sstable_exception(_file, position,
                                               "a clustering value follows a null one (column " + std::to_string(i) + ")");
         }
     }
-    // A row's key is a prefix only in compact tables, where the missing values are null.
-    return clustering_key_prefix(std::move(components));
+    // Views of the parser's values, copied once into the key (no allocation for a key that fits inline).
+    std::array<bytes_view, 8> small;
+    std::vector<bytes_view> large;
+    std::span<bytes_view> views;
+    if (n <= small.size()) {
+        views = std::span<bytes_view>(small.data(), n);
+    } else {
+        large.resize(n);
+        views = large;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        views[i] = *v[i];
+    }
+    return clustering_key_prefix::from_views(views);
 }
 
 const column_definition& mx_fragment_consumer::column(column_id id) const {

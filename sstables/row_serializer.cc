@@ -263,7 +263,7 @@ void row_serializer::write_row(std::string& out, const clustering_row& r, uint64
         write_clustering_values(out, _ck_types, r.key);
     } else {
         // A compact table's row key may be a prefix: the missing values are null (header bit 2i+1).
-        auto& values = r.key.components();
+        auto values = r.key.components();
         for (size_t start = 0; start < _ck_types.size(); start += 32) {
             size_t stop = std::min(_ck_types.size(), start + 32);
             uint64_t header = 0;

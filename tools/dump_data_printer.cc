@@ -276,8 +276,8 @@ std::vector<dump_cell> cells_of(const row& r) {
 
 clustering_values values_of(const clustering_key_prefix& k, size_t pad_to) {
     clustering_values v;
-    for (auto& c : k.components()) {
-        v.emplace_back(c);
+    for (auto c : k.components()) {
+        v.emplace_back(bytes(c.begin(), c.end()));
     }
     // A compact table's row key stops at its first null value.
     while (v.size() < pad_to) {
@@ -318,8 +318,8 @@ std::string print_fragments_json(const serialization_header& h, const std::vecto
             }
             bool at_start = pos.weight() != bound_weight::after_all_prefixed;  // before its prefix's keys
             clustering_values ck;
-            for (auto& c : pos.key().components()) {
-                ck.emplace_back(c);
+            for (auto c : pos.key().components()) {
+                ck.emplace_back(bytes(c.begin(), c.end()));
             }
             if (!before) {
                 p.range_tombstone(at_start ? mx_bound_kind::incl_start : mx_bound_kind::excl_start, ck, after, {});

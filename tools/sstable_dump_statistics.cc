@@ -136,7 +136,7 @@ void write_stats(json_writer& w, const stats_metadata& s) {
             w.key(b == &s.covered_clustering->first ? "start" : "end").begin_object(true);
             w.member("kind", std::string(to_string(b->kind)));
             w.key("values").begin_array(true);
-            for (auto& v : b->prefix.components()) {
+            for (auto v : b->prefix.components()) {
                 w.value(hex_encode(v));
             }
             w.end_array().end_object();

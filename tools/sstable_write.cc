@@ -269,7 +269,7 @@ private:
     clustering_key_prefix resolve_floating_nulls(clustering_key_prefix key, const std::vector<size_t>& at_columns,
                                                  const std::function<position_in_partition(clustering_key_prefix)>& at) {
         auto& cols = _s->clustering_key();
-        auto components = key.components();
+        auto components = key.to_vector();
         std::vector<std::vector<bytes>> choices;
         for (auto i : at_columns) {
             bool is_double = cols[i].type->kind() == type_kind::double_;

@@ -150,7 +150,7 @@ clustering_key_prefix mutation_generator::clustering_key() {
 }
 
 position_in_partition mutation_generator::bound() {
-    auto full = clustering_key().components();
+    auto full = clustering_key().to_vector();
     full.resize(rnd(0, int(full.size())));
     clustering_key_prefix p(std::move(full));
     return rnd(0, 1) ? position_in_partition::before_key(std::move(p)) : position_in_partition::after_key(std::move(p));

@@ -262,7 +262,7 @@ future<> check_sstable(const descriptor& d, schema_ptr names, std::mt19937_64& r
                     continue;
                 }
                 for (size_t w = 0; w < lim.wheres; ++w) {
-                    auto value = [&](size_t col) { return pool[rng() % pool.size()].components()[col]; };
+                    auto value = [&](size_t col) { return pool[rng() % pool.size()].to_vector()[col]; };
                     auto where = random_where(ns, rng, value);
                     BOOST_TEST_CONTEXT("--where \"" << where.text << "\"") {
                         auto ranges = clustering_ranges_from_cql(ns, where.text);

@@ -82,6 +82,35 @@ public:
         return j != v.begin() && _fwd(f, std::prev(j)->end) < 0 ? std::prev(j)->tomb : tombstone{};
     }
 
+    // Forward reads only: value_at(q), next_bound_after(q) and the value at
+    // that bound, from one binary search (the list is sorted, its ranges
+    // non-empty and disjoint).
+    struct lookup_result {
+        tombstone at;
+        const position_in_partition* next = nullptr;
+        tombstone at_next;
+    };
+    lookup_result lookup(const position_in_partition& q) const {
+        auto& v = _list.ranges();
+        lookup_result r;
+        // The first range ending after q: q is in it, or before it.
+        auto j = std::partition_point(v.begin(), v.end(), [&](auto& e) { return _fwd(e.end, q) <= 0; });
+        if (j == v.end()) {
+            return r;
+        }
+        if (_fwd(j->start, q) <= 0) {
+            r.at = j->tomb;
+            r.next = &j->end;
+            // What is in force from j's end: the next range, if it starts there.
+            auto k = std::next(j);
+            r.at_next = k != v.end() && _fwd(k->start, j->end) <= 0 ? k->tomb : tombstone{};
+        } else {
+            r.next = &j->start;
+            r.at_next = j->tomb;
+        }
+        return r;
+    }
+
     // The first range bound strictly after stream position q, as the
     // list's (forward) bound: the stream position is the bound itself
     // forward, the bound reversed() in a reversed read. Null for none.
@@ -415,9 +444,17 @@ private:
             // filter copies it only if it emits it.
             change_view sync;
             change_view* change = nullptr;
+            // Forward: what is in force at pos() and the next change, from one search (at most one per step).
+            std::optional<range_tombstone_view::lookup_result> found;
+            auto lookup = [&]() -> const range_tombstone_view::lookup_result& {
+                if (!found) {
+                    found = rts.lookup(pos());
+                }
+                return *found;
+            };
             if (!_synced) {
                 // Without range tombstones, no need to build the position.
-                tombstone t = rts.empty() ? tombstone{} : rts.value_at(pos());
+                tombstone t = rts.empty() ? tombstone{} : !_reversed ? lookup().at : rts.value_at(pos());
                 if (t != _in_force) {
                     sync = {&pos(), t};
                     change = &sync;
@@ -428,7 +465,11 @@ private:
             if (!change && !rts.empty()) {
                 if (!_next_known) {
                     _next_change.reset();
-                    if (auto* b = rts.next_bound_after(pos())) {
+                    if (!_reversed) {
+                        if (auto& l = lookup(); l.next) {
+                            _next_change = change_view{l.next, l.at_next};
+                        }
+                    } else if (auto* b = rts.next_bound_after(pos())) {
                         const position_in_partition* p = b;
                         if (_reversed) {
                             _next_reversed_bound = b->reversed();

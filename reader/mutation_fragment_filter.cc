@@ -45,7 +45,9 @@ bool mutation_fragment_filter::move_to(const Pos& pos, Out& out) {
             _walker.next();
             continue;
         }
-        if (_walker.before_current(pos)) {
+        // Inside the range, pos is not before its start (a stream's
+        // positions never go back): one comparison per row saved.
+        if (!_inside && _walker.before_current(pos)) {
             return false;
         }
         if (!_inside) {

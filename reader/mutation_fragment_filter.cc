@@ -142,6 +142,11 @@ std::optional<position_in_partition> mutation_fragment_filter::current_end() con
     return std::nullopt;
 }
 
+const position_in_partition* mutation_fragment_filter::current_end_position() const noexcept {
+    auto* r = _walker.current();
+    return r ? &r->end : nullptr;
+}
+
 template bool mutation_fragment_filter::consume(mutation_fragment, std::vector<mutation_fragment>&);
 template bool mutation_fragment_filter::consume(mutation_fragment, fragment_buffer&);
 template bool mutation_fragment_filter::consume_row_key(const clustering_key_prefix&, std::vector<mutation_fragment>&);

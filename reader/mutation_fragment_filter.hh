@@ -123,6 +123,8 @@ public:
     // The end of the range the read is in or before: the first fragment at or after it moves the filter on to the
     // next range (nothing when no range is left).
     std::optional<position_in_partition> current_end() const;
+    // The same without a copy: null for nothing (valid while the filter is and its ranges are).
+    const position_in_partition* current_end_position() const noexcept;
 
 private:
     // Moves the walker up to pos, emitting the changes that open and close

@@ -273,8 +273,8 @@ private:
         return [this](const clustering_values& ck) {
             auto v = row_verdict::read;
             if (_filter) {
-                auto target = _filter->skip_target();
-                auto end = _filter->current_end();
+                auto* target = _filter->skip_target_position();
+                auto* end = _filter->current_end_position();
                 if (target && _rows(ck, *target) < 0) {
                     v = row_verdict::skip;
                 } else if (!end) {
@@ -303,7 +303,7 @@ private:
         if (!_pi || !_filter) {
             return std::nullopt;
         }
-        auto target = _filter->skip_target();
+        auto* target = _filter->skip_target_position();
         if (!target) {
             return std::nullopt;
         }

@@ -282,13 +282,17 @@ BOOST_AUTO_TEST_CASE(test_skip_target_position_borrows) {
     mutation_fragment_filter filter(position_in_partition_comparator(*s), &ranges);
     std::vector<mutation_fragment> out;
     BOOST_CHECK(filter.skip_target_position() == &ranges[0].start);
+    BOOST_CHECK(filter.current_end_position() == &ranges[0].end);
     BOOST_CHECK(!filter.consume_row_key(ck(0), out));
     BOOST_CHECK(filter.consume_row_key(ck(2), out));
     BOOST_CHECK(!filter.skip_target_position());
+    BOOST_CHECK(filter.current_end_position() == &ranges[0].end);
     BOOST_CHECK(!filter.consume_row_key(ck(5), out));
     BOOST_CHECK(filter.has_ranges_left());
     BOOST_CHECK(filter.skip_target_position() == &ranges[1].start);
+    BOOST_CHECK(filter.current_end_position() == &ranges[1].end);
     BOOST_CHECK(!filter.consume_row_key(ck(13), out));
     BOOST_CHECK(!filter.has_ranges_left());
+    BOOST_CHECK(!filter.current_end_position());
     BOOST_CHECK(out.empty());
 }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fmt/core.h>
 #include <optional>
 #include <stdexcept>
@@ -42,11 +43,12 @@ bytes be64(uint64_t v) {
 }
 
 clustering_key_prefix ck_of(uint64_t c) {
-    // Built in place: a braced list would copy the value once more.
-    std::vector<bytes> v;
-    v.reserve(1);
-    v.push_back(be64(c));
-    return clustering_key_prefix(std::move(v));
+    // From a stack buffer: the key holds its value inline, so nothing is allocated.
+    char b[8];
+    put_be64(c, b);
+    clustering_key_prefix k;
+    k.push_back(bytes_view(reinterpret_cast<const uint8_t*>(b), 8));
+    return k;
 }
 
 deletion_time_type now_seconds() {
@@ -177,8 +179,9 @@ public:
 
     bool is_key(const clustering_row& r, uint64_t c) const {
         auto k = r.key.component(0);
-        auto want = be64(c);
-        return std::equal(k.begin(), k.end(), want.begin(), want.end());
+        char want[8];
+        put_be64(c, want);
+        return k.size() == 8 && std::memcmp(k.data(), want, 8) == 0;
     }
 
 private:

@@ -493,7 +493,8 @@ private:
             if (take_row) {
                 // The row is copied only when the slice wants it.
                 if (_filter->consume_row_key(r->first, _buffer)) {
-                    push(clustering_row{r->first, r->second.marker, r->second.tomb, r->second.cells});
+                    _buffer.emplace_back(std::in_place_type<clustering_row>, r->first, r->second.marker,
+                                         r->second.tomb, r->second.cells);
                 }
                 more = _filter->has_ranges_left();
             } else {

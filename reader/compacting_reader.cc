@@ -174,7 +174,7 @@ private:
             return;
         }
         emit_start();
-        push(clustering_row{std::move(cr.key), r.marker, r.tomb, std::move(r.cells)});
+        _buffer.emplace_back(std::in_place_type<clustering_row>, std::move(cr.key), r.marker, r.tomb, std::move(r.cells));
     }
 
     void consume(range_tombstone_change& rtc) {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace reef {
@@ -49,18 +50,21 @@ public:
     bool empty() const noexcept { return _head == _v.size(); }
     size_t size() const noexcept { return _v.size() - _head; }
     mutation_fragment& front() noexcept { return _v[_head]; }
-    void push_back(mutation_fragment f) {
-        if (_v.capacity() == 0) {
-            // A short read (a get: partition_start, a row, partition_end)
-            // takes one allocation, not three doublings from one.
-            _v.reserve(4);
-        } else if (_head && _head * 2 >= _v.size()) {
-            // Only when pushing to a buffer not drained (rare): drop the
-            // popped slots so the vector does not grow without bound.
-            _v.erase(_v.begin(), _v.begin() + ptrdiff_t(_head));
-            _head = 0;
-        }
+    // By reference: a fragment is ~200 bytes, and every move of it counts
+    // on a scan (a by-value parameter is one more).
+    void push_back(mutation_fragment&& f) {
+        make_room();
         _v.push_back(std::move(f));
+    }
+    void push_back(const mutation_fragment& f) {
+        make_room();
+        _v.push_back(f);
+    }
+    // Builds the fragment in place: a T (clustering_row, ...) from args.
+    template <typename T, typename... Args>
+    void emplace_back(std::in_place_type_t<T> t, Args&&... args) {
+        make_room();
+        _v.emplace_back(t, std::forward<Args>(args)...);
     }
     void pop_front() noexcept {
         // Frees what the fragment still holds (if it was not moved from).
@@ -75,6 +79,19 @@ public:
     }
 
 private:
+    void make_room() {
+        if (_v.capacity() == 0) {
+            // A short read (a get: partition_start, a row, partition_end)
+            // takes one allocation, not three doublings from one.
+            _v.reserve(4);
+        } else if (_head && _head * 2 >= _v.size()) {
+            // Only when pushing to a buffer not drained (rare): drop the
+            // popped slots so the vector does not grow without bound.
+            _v.erase(_v.begin(), _v.begin() + ptrdiff_t(_head));
+            _head = 0;
+        }
+    }
+
     std::vector<mutation_fragment, shard_pool_allocator<mutation_fragment>> _v;
     size_t _head = 0;
 };
@@ -112,7 +129,8 @@ public:
     const schema_ptr& schema() const noexcept { return _schema; }
 
 protected:
-    void push(mutation_fragment f) { _buffer.push_back(std::move(f)); }
+    void push(mutation_fragment&& f) { _buffer.push_back(std::move(f)); }
+    void push(const mutation_fragment& f) { _buffer.push_back(f); }
     bool is_buffer_full() const noexcept { return _buffer.size() >= _fill_limit; }
     void clear_buffer() noexcept { _buffer.clear(); }
     // Slow start: the first fill stops at slow_start_fragments, each next

@@ -122,11 +122,6 @@ struct pending_read final : io_completion {
 
     void complete(ssize_t r) noexcept override {
         --engine().io().in_flight;
-        // Counted when the kernel delivers them, not when they are handed out: read-ahead dropped unused
-        // (a skip, a close) was read from disk all the same.
-        if (r > 0) {
-            engine().io().bytes_read += size_t(r);
-        }
         result = r;
         done = true;
         if (orphaned) {
@@ -179,6 +174,7 @@ public:
         }
         _reads.pop_front();
         std::unique_ptr<pending_read> owned(r);
+        count_bytes(*r);
         if (r->result < 0) {
             throw std::system_error(int(-r->result), std::system_category(),
                                     fmt::format("read {} at offset {} ({} bytes)", _file.path(), r->pos, r->len));
@@ -232,6 +228,7 @@ public:
                 co_await read_awaiter{*r};
             }
             _reads.pop_front();
+            count_bytes(*r);
             delete r;
             ++engine().io().read_ahead_dropped;
         }
@@ -273,7 +270,15 @@ private:
         }
     }
 
+    // bytes_read counts every read the source is done with: handed out, or dropped unread (a skip, a close: read
+    // from disk all the same). A read dropped in flight counts the bytes it asked for now, so that the count
+    // belongs to the operation that issued it, not to whatever runs when the kernel completes it.
+    static void count_bytes(const pending_read& r) noexcept {
+        engine().io().bytes_read += r.done ? size_t(std::max<ssize_t>(r.result, 0)) : r.len;
+    }
+
     static void abandon(pending_read* r) noexcept {
+        count_bytes(*r);
         if (r->done) {
             delete r;
         } else {

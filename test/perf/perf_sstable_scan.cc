@@ -3,6 +3,7 @@
 // reader several times; rows/s and MB/s of Data.db per thread-CPU second and per wall second, medians. With
 // librocksdb-dev at configure time, RocksDB scans the same rows as the baseline.
 #include "test/perf/perf.hh"
+#include "test/perf/perf_fast_forward.hh"
 #include "test/perf/perf_util.hh"
 
 #include "db/memtable.hh"
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fmt/core.h>
 #include <memory>
+#include <optional>
 #include <string>
 #include <random>
 #include <unistd.h>
@@ -59,6 +61,7 @@ struct scan_run {
     uint64_t rows = 0;
     double wall = 0;
     double cpu = 0;
+    std::optional<uint64_t> allocs;  // operator new calls on the scanning thread (not counted under sanitizers)
 };
 
 // One whole scan of d: components and statistics loaded, Data.db through its checked source, every fragment
@@ -67,6 +70,7 @@ future<scan_run> scan_once(descriptor d, schema_ptr s) {
     scan_run out;
     auto start = clock_type::now();
     double cpu = thread_cpu_seconds();
+    auto allocs = pff::allocations();
     auto components = co_await load_components(d);
     auto stats_path = d.filename(component_type::statistics);
     auto stats_bytes = co_await read_entire_file(stats_path);
@@ -97,6 +101,9 @@ future<scan_run> scan_once(descriptor d, schema_ptr s) {
         std::rethrow_exception(err);
     }
     out.cpu = thread_cpu_seconds() - cpu;
+    if (auto a = pff::allocations(); a && allocs) {
+        out.allocs = *a - *allocs;
+    }
     out.wall = seconds_since(start);
     co_return out;
 }
@@ -220,8 +227,8 @@ int perf_sstable_scan_main(int argc, char** argv) {
     fmt::print("reef perf-sstable-scan: {} rows x {}-byte values, in {}; median of {} full scans\n"
                "(per core: rows and bytes per second of the scanning thread's CPU time; wall: per elapsed second)\n\n",
                rows, value_size, dir, runs);
-    fmt::print("{:<36} {:>6} {:>10} {:>10} {:>14} {:>14} {:>12} {:>12}\n", "shape", "comp", "Data MiB", "raw MiB",
-               "rows/s/core", "rows/s wall", "MB/s/core", "raw MB/s/core");
+    fmt::print("{:<36} {:>6} {:>10} {:>10} {:>14} {:>14} {:>12} {:>12} {:>10}\n", "shape", "comp", "Data MiB", "raw MiB",
+               "rows/s/core", "rows/s wall", "MB/s/core", "raw MB/s/core", "allocs/row");
     int rc = run(cfg, [&]() -> future<int> {
         auto s = scan_schema();
         int generation = 0;
@@ -253,20 +260,23 @@ int perf_sstable_scan_main(int argc, char** argv) {
                 co_await read_entire_file(d.filename(component_type::data));
                 std::vector<double> cpu, wall;
                 uint64_t scanned = 0;
+                std::optional<uint64_t> allocs;
                 for (uint64_t i = 0; i < runs; ++i) {
                     auto r = co_await scan_once(d, s);
                     cpu.push_back(r.cpu);
                     wall.push_back(r.wall);
                     scanned = r.rows;
+                    allocs = r.allocs;
                 }
                 if (scanned != row) {
                     throw std::runtime_error(fmt::format("scanned {} rows of {}", scanned, row));
                 }
                 double c = median(cpu), w = median(wall);
-                fmt::print("{:<36} {:>6} {:>10.1f} {:>10.1f} {:>14.0f} {:>14.0f} {:>12.0f} {:>12.0f}\n", sh.name,
+                fmt::print("{:<36} {:>6} {:>10.1f} {:>10.1f} {:>14.0f} {:>14.0f} {:>12.0f} {:>12.0f} {:>10}\n", sh.name,
                            comp ? "lz4" : "none", double(written.data_file_size) / (1 << 20),
                            double(written.data_length) / (1 << 20), double(row) / c, double(row) / w,
-                           double(written.data_file_size) / 1e6 / c, double(written.data_length) / 1e6 / c);
+                           double(written.data_file_size) / 1e6 / c, double(written.data_length) / 1e6 / c,
+                           allocs ? fmt::format("{:.2f}", double(*allocs) / double(row)) : std::string("-"));
                 std::fflush(stdout);
                 for (auto t : written.components) {
                     std::filesystem::remove(d.filename(t));

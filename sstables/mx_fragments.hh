@@ -7,11 +7,11 @@
 
 #include "mutation/fragment.hh"
 #include "mutation/token.hh"
+#include "reader/mutation_reader.hh"
 #include "schema/schema.hh"
 #include "sstables/mx_consumer.hh"
 #include "sstables/serialization_header.hh"
 
-#include <deque>
 #include <functional>
 #include <string>
 
@@ -48,7 +48,7 @@ public:
                          token_function token = {});
 
     // Fragments produced and not yet taken.
-    std::deque<mutation_fragment>& buffer() noexcept { return _buffer; }
+    fragment_buffer& buffer() noexcept { return _buffer; }
 
     proceed consume_partition_start(bytes_view key, tombstone deletion, uint64_t position, uint64_t header_end) override;
     row_action consume_row_start(const mx_row& row) override;
@@ -62,7 +62,7 @@ public:
 private:
     template <typename Fragment>
     proceed push(Fragment&& f) {
-        _buffer.emplace_back(std::forward<Fragment>(f));
+        _buffer.emplace_back(std::in_place_type<std::decay_t<Fragment>>, std::forward<Fragment>(f));
         return _buffer.size() >= _max_buffered ? proceed::no : proceed::yes;
     }
     clustering_key_prefix key_of(const clustering_values& v, uint64_t position) const;
@@ -72,7 +72,8 @@ private:
     std::string _file;
     size_t _max_buffered;
     token_function _token;
-    std::deque<mutation_fragment> _buffer;
+    // A vector drained in place: a deque of 200-byte fragments allocated a node every 2 rows.
+    fragment_buffer _buffer;
     // The row being built.
     bool _static = false;
     uint64_t _row_position = 0;

@@ -8,6 +8,7 @@
 #include "sstables/partitioner.hh"
 #include "sstables/statistics.hh"
 #include "sstables/version.hh"
+#include "reader/mutation_reader.hh"
 #include "mutation/token.hh"
 #include "test/lib/peer_corpus.hh"
 
@@ -129,6 +130,16 @@ inline std::vector<std::byte> uncompressed_data(const std::filesystem::path& dat
 
 // Feeds data to the parser, next_size() bytes at a time, until it is done; returns the number of stops.
 // Fails the test if the parser asks for data after the end of the stream was fed (it would hang).
+// Moves the fragments a consumer has buffered out, in order, leaving its buffer empty.
+inline std::vector<mutation_fragment> take_fragments(fragment_buffer& buf) {
+    std::vector<mutation_fragment> out;
+    out.reserve(buf.size());
+    for (; !buf.empty(); buf.pop_front()) {
+        out.push_back(std::move(buf.front()));
+    }
+    return out;
+}
+
 inline size_t drive_parser(sstables::mx_parser& p, std::span<const std::byte> data, const std::function<size_t()>& next_size) {
     size_t pos = 0;
     bool eof = false;

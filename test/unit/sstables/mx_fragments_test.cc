@@ -53,7 +53,7 @@ std::pair<counts, std::string> to_fragments(const corpus_sstable& s, size_t batc
     counts n;
     std::string text;
     auto take = [&] {
-        for (auto& f : c.buffer()) {
+        for (auto& f : take_fragments(c.buffer())) {
             validator(f);
             std::visit([&](auto& x) {
                 using T = std::decay_t<decltype(x)>;
@@ -70,7 +70,6 @@ std::pair<counts, std::string> to_fragments(const corpus_sstable& s, size_t batc
             text += kind_name(f);
             text += " " + to_string(position_of(f)) + "\n";
         }
-        c.buffer().clear();
     };
     size_t pos = 0;
     while (true) {

@@ -61,7 +61,7 @@ std::vector<mutation_fragment> parse_in_memory(const corpus_sstable& s, schema_p
                            token_function_for(s.stats.validation->partitioner));
     mx_parser p(*s.stats.header, s.data_path.string(), c, 0, s.data.size());
     drive_parser(p, s.data, [] { return size_t(1) << 30; });
-    return {c.buffer().begin(), c.buffer().end()};
+    return take_fragments(c.buffer());
 }
 
 } // namespace

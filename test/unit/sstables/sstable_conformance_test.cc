@@ -546,7 +546,7 @@ REEF_TEST_CASE(sstable_reader_slices_corpus_like_a_filtered_scan) {
             mx_fragment_consumer c(schema, *cs.stats.header, cs.data_path.string(), SIZE_MAX, token);
             mx_parser p(*cs.stats.header, cs.data_path.string(), c, 0, cs.data.size());
             drive_parser(p, cs.data, [] { return size_t(1) << 30; });
-            std::vector<mutation_fragment> whole(c.buffer().begin(), c.buffer().end());
+            auto whole = take_fragments(c.buffer());
             auto sst = co_await open_sstable_for_read(d, tracker, token);
             // Each partition's fragments.
             std::vector<std::pair<size_t, size_t>> partitions;

@@ -173,7 +173,7 @@ REEF_TEST_CASE(sstable_reader_reads_every_corpus_key) {
                 mx_fragment_consumer c(schema, *cs.stats.header, cs.data_path.string(), SIZE_MAX, token);
                 mx_parser p(*cs.stats.header, cs.data_path.string(), c, 0, cs.data.size());
                 drive_parser(p, cs.data, [] { return size_t(1) << 30; });
-                std::vector<mutation_fragment> whole(c.buffer().begin(), c.buffer().end());
+                auto whole = take_fragments(c.buffer());
                 auto all = mutations_from_fragments(schema, whole);
                 auto sst = co_await open_sstable_for_read(descriptor::from_path(cs.data_path.string()), tracker, token);
                 clustering_ranges everything{position_range::full()};

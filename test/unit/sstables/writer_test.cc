@@ -230,7 +230,7 @@ std::vector<mutation_fragment> parse_corpus(const testing::corpus_sstable& c, sc
                                   token_function_for(c.stats.validation->partitioner));
     mx_parser p(*c.stats.header, c.data_path.string(), consumer, 0, c.data.size());
     drive_parser(p, c.data, [] { return size_t(1) << 30; });
-    return {consumer.buffer().begin(), consumer.buffer().end()};
+    return take_fragments(consumer.buffer());
 }
 
 } // namespace

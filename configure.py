@@ -32,9 +32,10 @@ MODES = {
         'ldflags': '',
     },
     # libFuzzer targets (test/fuzz/*.cc), with the debug build's sanitizers. libFuzzer needs clang; everything
-    # else builds with g++. Only the sources a target includes (and their .cc files) are compiled.
+    # else builds with g++. Only the sources a target includes (and their .cc files) are compiled. Clang 16 leaves
+    # C++14's sized deallocation off unless asked (g++ has it on); the frame pool frees by size.
     'fuzz': {
-        'cxxflags': '-O1 -g -fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer -DREEF_DEBUG',
+        'cxxflags': '-O1 -g -fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer -fsized-deallocation -DREEF_DEBUG',
         'ldflags': '-fsanitize=address,undefined,fuzzer',
     },
 }

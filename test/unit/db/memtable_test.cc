@@ -7,6 +7,7 @@
 #include "reader/mutation_fragment_filter.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/reversed_stream.hh"
 #include "test/lib/simple_keys.hh"
 
 #include <algorithm>
@@ -21,32 +22,12 @@
 using namespace reef;
 using testing::mutation_generator;
 using testing::pkey;
+using testing::describe;
+using testing::same;
 
 namespace {
 
 using model_type = std::map<dht::decorated_key, mutation>;
-
-bool same(const mutation_fragment& a, const mutation_fragment& b) {
-    if (a.index() != b.index()) {
-        return false;
-    }
-    if (auto* x = std::get_if<partition_start>(&a)) {
-        auto& y = std::get<partition_start>(b);
-        return x->key == y.key && x->partition_tombstone == y.partition_tombstone;
-    }
-    if (auto* x = std::get_if<static_row>(&a)) {
-        return x->cells == std::get<static_row>(b).cells;
-    }
-    if (auto* x = std::get_if<clustering_row>(&a)) {
-        auto& y = std::get<clustering_row>(b);
-        return x->key == y.key && x->marker == y.marker && x->row_tombstone == y.row_tombstone && x->cells == y.cells;
-    }
-    if (auto* x = std::get_if<range_tombstone_change>(&a)) {
-        auto& y = std::get<range_tombstone_change>(b);
-        return x->position == y.position && x->tomb == y.tomb;
-    }
-    return true;  // partition_end
-}
 
 // The next fragment, after a yield to the reactor. In debug builds (-O0
 // with ASan) GCC 12 does not make symmetric transfer a tail call, so a
@@ -65,20 +46,6 @@ future<std::vector<mutation_fragment>> read_everything(mutation_reader& r) {
         out.push_back(std::move(*f));
     }
     co_return out;
-}
-
-std::string describe(const mutation_fragment& f) {
-    std::ostringstream out;
-    out << kind_name(f);
-    if (auto* ps = std::get_if<partition_start>(&f)) {
-        out << " token " << ps->key.get_token().to_string() << " tomb " << ps->partition_tombstone.timestamp;
-    } else if (!std::holds_alternative<partition_end>(f) && !std::holds_alternative<static_row>(f)) {
-        out << " " << to_string(position_of(f));
-    }
-    if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
-        out << " tomb {" << rtc->tomb.timestamp << ", " << rtc->tomb.deletion_time << "}";
-    }
-    return out.str();
 }
 
 void validate(const schema& s, const std::vector<mutation_fragment>& fs, bool reversed) {

@@ -121,6 +121,20 @@ private:
                                           relation_text_from(rel_start), t.source.empty() ? "(none)" : t.source));
     }
 
+    // `(term, ...)`: the terms, and the closing parenthesis. An empty list only where `allow_empty`.
+    std::pair<std::vector<std::pair<const cql_token*, const cql_token*>>, const cql_token*> term_list(bool allow_empty) {
+        _ts.expect_symbol('(');
+        std::vector<std::pair<const cql_token*, const cql_token*>> terms;
+        if (!allow_empty || !_ts.peek_symbol(')')) {
+            do {
+                terms.push_back(term());
+            } while (_ts.accept_symbol(','));
+        }
+        const cql_token* end = &_ts.peek();
+        _ts.expect_symbol(')');
+        return {std::move(terms), end};
+    }
+
     // One term's text: a literal token (with a leading '-'), or a bracketed group.
     std::pair<const cql_token*, const cql_token*> term() {
         const cql_token* first = &_ts.peek();
@@ -184,20 +198,14 @@ private:
                                                   "`column IN (value, ...)`)",
                                                   relation_text_from(start)));
             }
-            _ts.expect_symbol('(');
-            std::vector<std::pair<const cql_token*, const cql_token*>> terms;
-            do {
-                terms.push_back(term());
-            } while (_ts.accept_symbol(','));
-            const cql_token& end = _ts.peek();
-            _ts.expect_symbol(')');
-            r.text = text_between(start, end);
+            auto [terms, end] = term_list(false);
+            r.text = text_between(start, *end);
             if (terms.size() != r.columns.size()) {
                 throw bad_restriction(fmt::format("relation `{}`: {} columns but {} values", r.text,
                                                   r.columns.size(), terms.size()));
             }
             for (size_t i = 0; i < terms.size(); ++i) {
-                r.values.push_back(value(r.columns[i], terms[i], start, end));
+                r.values.push_back(value(r.columns[i], terms[i], start, *end));
             }
             for (size_t i = 1; i < r.columns.size(); ++i) {
                 if (r.columns[i] != r.columns[i - 1] + 1) {
@@ -213,18 +221,10 @@ private:
         r.o = parse_op(start);
         if (r.o == op::in) {
             // column IN (value, ...): each value an equality, the relation their union.
-            _ts.expect_symbol('(');
-            std::vector<std::pair<const cql_token*, const cql_token*>> terms;
-            if (!_ts.peek_symbol(')')) {
-                do {
-                    terms.push_back(term());
-                } while (_ts.accept_symbol(','));
-            }
-            const cql_token& end = _ts.peek();
-            _ts.expect_symbol(')');
-            r.text = text_between(start, end);
+            auto [terms, end] = term_list(true);
+            r.text = text_between(start, *end);
             for (auto& t : terms) {
-                r.values.push_back(value(r.columns[0], t, start, end));
+                r.values.push_back(value(r.columns[0], t, start, *end));
             }
             return r;
         }

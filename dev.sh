@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The two set-up commands of the README. Each installs what is missing,
 # configures and builds by itself:
-#   ./dev.sh run [ARGS...]   builds the release binary and runs the main job
+#   ./dev.sh run [SUBCOMMAND ARGS...]
+#                            builds the release binary and runs the main job (the storage
+#                            benchmarks, test/perf/storage_benchmarks.sh), or `reef SUBCOMMAND ARGS`
 #   ./dev.sh test [ARGS...]  builds and runs every test suite (ARGS go to test.py)
 set -euo pipefail
 cd "$(dirname "$0")"
 
 usage() {
-    echo "usage: $0 run [ARGS...] | test [TEST.PY ARGS...]" >&2
+    echo "usage: $0 run [REEF SUBCOMMAND ARGS...] | test [TEST.PY ARGS...]" >&2
     exit 2
 }
 
@@ -30,8 +32,11 @@ case "$verb" in
         ensure_deps
         ./configure.py --mode=release
         ninja -C build/release reef
-        # The main job. Until the node exists: the runtime benchmark.
-        exec build/release/reef perf-runtime "$@"
+        if [[ $# -ge 1 ]]; then
+            exec build/release/reef "$@"
+        fi
+        # The main job. Until the node exists: the storage benchmarks.
+        exec test/perf/storage_benchmarks.sh
         ;;
     test)
         ensure_deps

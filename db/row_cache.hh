@@ -1,5 +1,5 @@
-// row_cache: one table's partitions as the sstables hold them, kept in memory in front of the sstable set, with
-// their continuity (what is known to be complete), so that a read inside it does no I/O. ScyllaDB's row cache.
+// row_cache: one table's partitions as the sstables hold them (less what their own tombstones delete), kept in memory
+// in front of the sstable set, with their continuity, so that a read inside it does no I/O. ScyllaDB's row cache.
 #pragma once
 
 #include "cache/lru.hh"
@@ -47,7 +47,8 @@ class row_cache_reader;
 // no I/O.
 //
 // A read takes what it can from the cache and asks the underlying for the rest, then puts that in the cache
-// ("populates") and serves it from there. Whenever the sstable set changes (a flush adds what a memtable held,
+// ("populates") and serves it from there. A partition is populated with what its own tombstones delete dropped
+// (mutation_partition::drop_shadowed): no read's result changes, and rows under a range deletion cost nothing. Whenever the sstable set changes (a flush adds what a memtable held,
 // compaction rewrites sstables) the owner calls invalidate() or clear() in the same step, which drops what became
 // stale and starts a new population phase: a read whose underlying reader was made in an older phase still serves
 // what it read (the table's memtables fill in the rest) but puts none of it into the cache.

@@ -7,11 +7,14 @@ namespace reef {
 
 namespace {
 
-// The next whole partition of r (forward, no forwarding), or nothing at the end of its stream.
+// The next whole partition of r (forward, no forwarding), shadowed data dropped, or nothing at the end of its
+// stream. Dropping what the partition's own tombstones delete changes no read's result, and the rows a range
+// deletion covers are then neither kept in the cache nor walked by every read that passes them.
 future<std::optional<mutation>> read_partition(mutation_reader& r, schema_ptr s) {
     mutation_partition_builder builder(std::move(s));
     while (auto f = co_await r()) {
         if (auto m = builder.consume(*f)) {
+            m->partition().drop_shadowed();
             co_return std::move(m);
         }
     }

@@ -387,10 +387,12 @@ private:
 
     // Where _row goes for the first row at or after stream position p. The
     // rows of p's prefix come first after lower_bound(p's key); only those
-    // are stepped.
+    // are stepped. The lower_bound goes through the partition's row lookup
+    // index when it has one (a row cache entry read again and again); only
+    // the map iterator it gives is kept.
     rows_type::const_iterator rows_at(const position_in_partition& p) const {
         auto& rows = _p->rows();
-        auto it = rows.lower_bound(p.key());
+        auto it = _p->rows_lower_bound(*_mt->schema(), p.key());
         if (!_reversed) {
             while (it != rows.end() && _order.key_vs(it->first, p) < 0) {
                 ++it;

@@ -86,7 +86,13 @@ void row_cache::erase(entries_type::iterator it) noexcept {
 }
 
 void row_cache::recharge(entry& e) noexcept {
-    size_t want = entry_overhead(e.key) + (e.data ? e.data->occupancy() : 0);
+    size_t want = entry_overhead(e.key);
+    if (e.data) {
+        want += e.data->occupancy();
+        for (auto& [k, p] : e.data->partitions()) {
+            want += p.row_lookup_index_memory();
+        }
+    }
     if (want > e.charged()) {
         _tracker.lru().charge(e, want - e.charged());
     }
@@ -112,6 +118,15 @@ std::shared_ptr<memtable> row_cache::populate(const dht::decorated_key& key, con
         }
         e.data->apply(*m);
         e.continuity.add(_cmp, forward_slice);
+        // From now on the partition is read again and again, and changes only by populations: its row lookup
+        // index is built now, while its rows are fresh in cache, when this population brought in at least half
+        // of its rows (a partition populated a few rows at a time is left to the lazy build, or each small
+        // population would pay for a walk of the whole partition).
+        for (auto& [k, p] : e.data->partitions()) {
+            if (2 * m->partition().rows().size() >= p.rows().size()) {
+                p.build_row_lookup_index(*_schema);
+            }
+        }
     }
     mark_continuous_before(it, after, from_ring_start);
     ++_stats.populations;

@@ -62,7 +62,11 @@ void mutation_partition::apply_static(const schema& s, column_id id, const cell_
 }
 
 deletable_row& mutation_partition::clustered_row(const clustering_key_prefix& key) {
-    return _rows.try_emplace(key).first->second;
+    auto [it, inserted] = _rows.try_emplace(key);
+    if (inserted) {
+        _index.invalidate();
+    }
+    return it->second;
 }
 
 void mutation_partition::apply_row(const schema& s, const clustering_key_prefix& key, const deletable_row& r) {
@@ -170,6 +174,7 @@ void mutation_partition::drop_shadowed() {
         tombstone outer = _tomb;
         outer.apply(_range_tombstones.search(position_in_partition::for_key(it->first)));
         if (!drop_shadowed_row(it->second, outer)) {
+            _index.invalidate();
             it = _rows.erase(it);
         } else {
             ++it;
@@ -264,6 +269,7 @@ void mutation_partition::purge(deletion_time_type now, deletion_time_type gc_bef
     p.purge(_static_row);
     for (auto it = _rows.begin(); it != _rows.end();) {
         if (!p.purge(it->second)) {
+            _index.invalidate();
             it = _rows.erase(it);
         } else {
             ++it;

@@ -4,6 +4,7 @@
 
 #include "mutation/clustering_key.hh"
 #include "mutation/range_tombstone_list.hh"
+#include "mutation/row_lookup_index.hh"
 #include "mutation/row.hh"
 #include "mutation/tombstone.hh"
 #include "schema/schema.hh"
@@ -45,6 +46,19 @@ public:
     const tombstone& partition_tombstone() const noexcept { return _tomb; }
     const row& static_row() const noexcept { return _static_row; }
     const rows_type& rows() const noexcept { return _rows; }
+    // rows().lower_bound(key), for reads: through the partition's row lookup index once the partition has
+    // been read enough since its rows last changed (row_lookup_index.hh), else through the map. `s` is the
+    // schema the partition was made with. Not for callers that hold the answer across a change of the rows
+    // other than as a map iterator (which the index never invalidates).
+    rows_type::const_iterator rows_lower_bound(const schema& s, const clustering_key_prefix& key) const {
+        return _index.lower_bound(s, _rows, key);
+    }
+    // Builds the row lookup index now (a partition that will be read many times before it changes, as a row
+    // cache entry just populated), if it has enough rows and its keys have a form. Returns whether it is built.
+    bool build_row_lookup_index(const schema& s) const noexcept { return _index.build(s, _rows); }
+    bool has_row_lookup_index() const noexcept { return _index.built(); }
+    // Heap bytes the row lookup index holds (not in a memtable's occupancy).
+    size_t row_lookup_index_memory() const noexcept { return _index.memory_usage(); }
     const range_tombstone_list& range_tombstones() const noexcept { return _range_tombstones; }
 
     void apply(tombstone t) { _tomb.apply(t); }
@@ -84,6 +98,9 @@ public:
 private:
     tombstone _tomb;
     row _static_row;
+    // Built by reads, dropped by every change of _rows' key set (clustered_row inserting, erases). Before
+    // _rows, so that an assignment drops it before the map changes (even when that throws half-way).
+    mutable row_lookup_index<rows_type> _index;
     rows_type _rows;
     range_tombstone_list _range_tombstones;
 };

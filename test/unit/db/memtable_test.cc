@@ -427,6 +427,66 @@ REEF_TEST_CASE(test_full_read_rebuilds_model) {
     }
 }
 
+// One read with writes (write()) between its fills: see test_writes_during_read for what is checked.
+template <typename Write>
+future<> check_writes_during_read(model_memtable& t, mutation_generator& g, std::string ctx, clustering_ranges slice,
+                                  bool reversed, Write write) {
+    auto& s = t.s;
+    auto start = t.model;
+    auto pr = g.rnd(0, 2) ? dht::partition_range::full() : random_partition_ranges(g, t.keys).front();
+    auto r = make_memtable_reader(t.mt, t.s, pr, slice, reversed, streamed_forwarding::no, size_t(g.rnd(1, 4)));
+    std::vector<mutation_fragment> got;
+    std::set<dht::decorated_key> skipped;
+    size_t partition_first = 0;
+    while (true) {
+        if (g.rnd(0, 1)) {
+            for (int w = g.rnd(1, 3); w > 0; --w) {
+                write();
+            }
+        }
+        auto f = co_await next(r);
+        if (!f) {
+            break;
+        }
+        if (std::holds_alternative<partition_start>(*f)) {
+            partition_first = got.size();
+        }
+        got.push_back(std::move(*f));
+        if (!std::holds_alternative<partition_end>(got.back()) && g.rnd(0, 15) == 0) {
+            // Drop the skipped partition's fragments: what stays is whole partitions.
+            skipped.insert(std::get<partition_start>(got[partition_first]).key);
+            got.erase(got.begin() + std::ptrdiff_t(partition_first), got.end());
+            co_await r.next_partition();
+        }
+    }
+    co_await r.close();
+    validate(*s, got, reversed);
+    auto read = mutations_from_fragments(s, got, reversed);
+    std::map<dht::decorated_key, const mutation*> by_key;
+    for (auto& m : read) {
+        by_key[m.decorated_key()] = &m;
+        BOOST_REQUIRE_MESSAGE(pr.contains(m.decorated_key()), ctx << ": partition outside the range");
+    }
+    for (auto& [k, m0] : start) {
+        if (!pr.contains(k) || skipped.count(k)) {
+            continue;
+        }
+        BOOST_REQUIRE_MESSAGE(by_key.count(k), ctx << ": a partition present at the start was not read");
+        auto floor = mutation_from_fragments(s, sliced_partition(m0, slice, reversed), reversed);
+        mutation merged = *by_key[k];
+        merged.apply(floor);
+        BOOST_REQUIRE_MESSAGE(merged == *by_key[k], ctx << ": read lost data present at the start\n read  "
+                                                       << to_string(*by_key[k]) << "\n start " << to_string(floor));
+    }
+    for (auto& m : read) {
+        auto ceiling = mutation_from_fragments(s, sliced_partition(t.model.at(m.decorated_key()), slice, reversed), reversed);
+        mutation merged = ceiling;
+        merged.apply(m);
+        BOOST_REQUIRE_MESSAGE(merged == ceiling, ctx << ": read holds data the memtable never had\n read " << to_string(m)
+                                                     << "\n end  " << to_string(ceiling));
+    }
+}
+
 // Writes between fill_buffer calls (buffers of 1 to 4 fragments, so at
 // many points), into the partitions being read. The definition checked:
 // the stream is valid; each partition read holds at least what the model
@@ -446,63 +506,119 @@ REEF_TEST_CASE(test_writes_during_read) {
             for (int w = g.rnd(0, 10); w > 0; --w) {
                 t.apply_random(g, 20);
             }
-            auto start = t.model;
             bool reversed = g.rnd(0, 1);
             auto slice = random_slice(g, reversed);
-            auto pr = g.rnd(0, 2) ? dht::partition_range::full() : random_partition_ranges(g, t.keys).front();
-            auto r = make_memtable_reader(t.mt, t.s, pr, slice, reversed, streamed_forwarding::no, size_t(g.rnd(1, 4)));
-            std::vector<mutation_fragment> got;
-            std::set<dht::decorated_key> skipped;
-            size_t partition_first = 0;
-            while (true) {
+            co_await check_writes_during_read(t, g, ctx, std::move(slice), reversed, [&] { t.apply_random(g, 20); });
+        }
+    }
+}
+
+namespace {
+
+// n rows of the wide schema (ks.w: c1 int, c2 int DESC) over a wider key space than the generator's, so that
+// partitions reach the row lookup index's size.
+mutation wide_rows(const schema_ptr& s, const dht::decorated_key& k, mutation_generator& g, int n) {
+    mutation m(s, k);
+    for (int i = 0; i < n; ++i) {
+        deletable_row r;
+        r.marker = row_marker{g.rnd(0, 5)};
+        m.partition().apply_row(*s, clustering_key_prefix({testing::int_value(g.rnd(-40, 40)), testing::int_value(g.rnd(0, 3))}), r);
+    }
+    return m;
+}
+
+// Sorted ranges between random positions of that key space (prefixes of every length), in the read's order.
+clustering_ranges wide_slice(mutation_generator& g, const schema& s, bool reversed) {
+    if (g.rnd(0, 6) == 0) {
+        return {position_range::full()};
+    }
+    position_in_partition_comparator cmp(s);
+    std::vector<position_in_partition> bounds;
+    for (int i = 2 * g.rnd(1, 3); i > 0; --i) {
+        std::vector<bytes> v;
+        int len = g.rnd(0, 4) == 0 ? g.rnd(0, 1) : 2;
+        if (len > 0) {
+            v.push_back(testing::int_value(g.rnd(-45, 45)));
+        }
+        if (len > 1) {
+            v.push_back(testing::int_value(g.rnd(-1, 4)));
+        }
+        clustering_key_prefix p(std::move(v));
+        bounds.push_back(g.rnd(0, 1) ? position_in_partition::before_key(std::move(p)) : position_in_partition::after_key(std::move(p)));
+    }
+    std::sort(bounds.begin(), bounds.end(), [&](auto& a, auto& b) { return cmp(a, b) < 0; });
+    clustering_ranges out;
+    for (size_t i = 0; i + 1 < bounds.size(); i += 2) {
+        if (cmp(bounds[i], bounds[i + 1]) < 0) {
+            out.push_back({bounds[i], bounds[i + 1]});
+        }
+    }
+    return reversed ? reverse_ranges(out) : out;
+}
+
+} // namespace
+
+// Partitions of a few hundred rows, which the reads' lookups give a row lookup index (mutation/row_lookup_index.hh):
+// plain reads against the model, with writes (new rows drop the index) between them, and reads with writes between
+// their fills (as test_writes_during_read). Most reads must have gone through an index.
+REEF_TEST_CASE(test_reads_through_row_lookup_index) {
+    uint64_t seed = testing::pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    auto s = testing::random_test_wide_schema();
+    mutation_generator g(s, seed);
+    int reads = 0, indexed = 0;
+    for (int i = 0; i < 16; ++i) {
+        auto ctx = context(seed, *s, i);
+        model_memtable t(s, g.rnd(1, 3));
+        for (auto& k : t.keys) {
+            t.apply(wide_rows(s, k, g, g.rnd(100, 200)));
+        }
+        for (int w = g.rnd(0, 6); w > 0; --w) {
+            t.apply_random(g, 20);
+        }
+        auto write = [&] {
+            if (g.rnd(0, 1)) {
+                t.apply(wide_rows(s, t.keys[g.rnd(0, int(t.keys.size()) - 1)], g, g.rnd(1, 3)));
+            } else {
+                t.apply_random(g, 8);
+            }
+        };
+        for (int rd = 0; rd < 80; ++rd) {
+            bool reversed = g.rnd(0, 1);
+            auto slice = wide_slice(g, *s, reversed);
+            auto rctx = ctx + " read " + std::to_string(rd);
+            bool any_index = false;
+            for (auto& [k, p] : t.mt->partitions()) {
+                // Built as the row cache builds it, or left to the reads' lookups.
                 if (g.rnd(0, 1)) {
-                    for (int w = g.rnd(1, 3); w > 0; --w) {
-                        t.apply_random(g, 20);
-                    }
+                    p.build_row_lookup_index(*s);
                 }
-                auto f = co_await next(r);
-                if (!f) {
-                    break;
-                }
-                if (std::holds_alternative<partition_start>(*f)) {
-                    partition_first = got.size();
-                }
-                got.push_back(std::move(*f));
-                if (!std::holds_alternative<partition_end>(got.back()) && g.rnd(0, 15) == 0) {
-                    // Drop the skipped partition's fragments: what stays is whole partitions.
-                    skipped.insert(std::get<partition_start>(got[partition_first]).key);
-                    got.erase(got.begin() + std::ptrdiff_t(partition_first), got.end());
-                    co_await r.next_partition();
-                }
+                any_index |= p.has_row_lookup_index();
             }
+            ++reads;
+            indexed += any_index;
+            if (g.rnd(0, 12) == 0) {
+                co_await check_writes_during_read(t, g, rctx, std::move(slice), reversed, write);
+                continue;
+            }
+            if (g.rnd(0, 12) == 0) {
+                write();
+            }
+            auto pr = g.rnd(0, 1) ? dht::partition_range::full() : dht::partition_range::singular(t.keys[g.rnd(0, int(t.keys.size()) - 1)]);
+            auto expected = expected_read(t.model, pr, slice, reversed);
+            validate(*s, expected, reversed);
+            auto r = make_memtable_reader(t.mt, t.s, pr, slice, reversed, streamed_forwarding::no, g.rnd(0, 1) ? 0 : size_t(g.rnd(1, 5)));
+            auto got = co_await read_everything(r);
             co_await r.close();
-            validate(*s, got, reversed);
-            auto read = mutations_from_fragments(s, got, reversed);
-            std::map<dht::decorated_key, const mutation*> by_key;
-            for (auto& m : read) {
-                by_key[m.decorated_key()] = &m;
-                BOOST_REQUIRE_MESSAGE(pr.contains(m.decorated_key()), ctx << ": partition outside the range");
-            }
-            for (auto& [k, m0] : start) {
-                if (!pr.contains(k) || skipped.count(k)) {
-                    continue;
-                }
-                BOOST_REQUIRE_MESSAGE(by_key.count(k), ctx << ": a partition present at the start was not read");
-                auto floor = mutation_from_fragments(s, sliced_partition(m0, slice, reversed), reversed);
-                mutation merged = *by_key[k];
-                merged.apply(floor);
-                BOOST_REQUIRE_MESSAGE(merged == *by_key[k], ctx << ": read lost data present at the start\n read  "
-                                                               << to_string(*by_key[k]) << "\n start " << to_string(floor));
-            }
-            for (auto& m : read) {
-                auto ceiling = mutation_from_fragments(s, sliced_partition(t.model.at(m.decorated_key()), slice, reversed), reversed);
-                mutation merged = ceiling;
-                merged.apply(m);
-                BOOST_REQUIRE_MESSAGE(merged == ceiling, ctx << ": read holds data the memtable never had\n read " << to_string(m)
-                                                             << "\n end  " << to_string(ceiling));
+            BOOST_REQUIRE_MESSAGE(got.size() == expected.size(), rctx << ": " << got.size() << " fragments, expected " << expected.size());
+            for (size_t j = 0; j < got.size(); ++j) {
+                BOOST_REQUIRE_MESSAGE(same(got[j], expected[j]), rctx << ": fragment " << j << " is " << describe(got[j])
+                                                                      << ", expected " << describe(expected[j]));
             }
         }
     }
+    BOOST_TEST_MESSAGE(indexed << " of " << reads << " reads with a row lookup index in the memtable");
+    BOOST_REQUIRE(2 * indexed > reads);
 }
 
 // A reader closed early, or dropped without reading, and a reader that

@@ -54,13 +54,15 @@ if [[ ! -f "$pff/perf_fast_forward.conf" ]]; then
     "$reef" perf-fast-forward --populate --rows "$rows" --data-directory "$pff"
 fi
 
-section "reef perf-fast-forward: every test group, cold index caches"
-"$reef" perf-fast-forward --data-directory "$pff" --test-case-duration "$pff_duration"
+section "reef perf-fast-forward: every test group, cold index caches (then its peak RSS)"
+/usr/bin/time -f 'perf-fast-forward peak RSS: %M KiB' \
+    "$reef" perf-fast-forward --data-directory "$pff" --test-case-duration "$pff_duration"
 
 section "reef perf-fast-forward: large-partition-slicing, warm index caches"
 "$reef" perf-fast-forward --data-directory "$pff" --test-case-duration "$pff_duration" \
     --keep-cache-across-test-cases --run-tests large-partition-slicing
 
 section "reef perf-fast-forward: the single-key slices with the row cache (the second read of each pair does no I/O)"
-"$reef" perf-fast-forward --data-directory "$pff" --test-case-duration "$pff_duration" --enable-cache \
+/usr/bin/time -f 'perf-fast-forward --enable-cache peak RSS: %M KiB' \
+    "$reef" perf-fast-forward --data-directory "$pff" --test-case-duration "$pff_duration" --enable-cache \
     --run-tests large-partition-single-key-slice

@@ -9,6 +9,8 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -60,40 +62,18 @@ private:
     uint8_t _n = 0;  // the leading columns with a form (at most 8: each takes a byte at least)
 };
 
-// A lookup structure over one std::map of rows (the map's const_iterators are its nodes), owned beside the
-// map, which drops it whenever a row is added or removed (invalidate()). Built only for maps of at least
-// min_rows rows, either when the owner asks (build(): the row cache, right after it put a large part of a
-// partition in) or lazily by lower_bound once the lookups since the last change have cost about what a build
-// costs: a build walks every node once, a map lookup about log2(rows) of them, so the build comes after
-// rows / log2(rows) lookups and a map under writes, or read rarely, keeps being searched as a map (reads never
-// pay more than twice what the map alone would cost them). Copies and moves start empty: the nodes belong to
-// one map.
-//
-// The prefixes are searched in two steps, as an sstable's index block then its restart points: a summary of
-// every block_rows-th prefix (small, so it stays in cache), then one block, all of whose cache lines are
-// fetched at once.
+namespace detail {
+
+// The row lookup index's state, allocated only for maps that reach row_lookup_index::min_rows rows.
 template <typename Map>
-class row_lookup_index {
+class row_lookup_index_state {
 public:
     using const_iterator = typename Map::const_iterator;
-    static constexpr size_t min_rows = 64;
     static constexpr size_t block_rows = 32;
 
     // Whether lower_bound builds the index at its lookup-th lookup since the last change.
     static bool lazy_build_due(size_t lookups, size_t rows) noexcept {
         return lookups * std::bit_width(rows) >= rows;
-    }
-
-    row_lookup_index() = default;
-    row_lookup_index(const row_lookup_index&) noexcept {}
-    row_lookup_index(row_lookup_index&&) noexcept {}
-    row_lookup_index& operator=(const row_lookup_index&) noexcept {
-        invalidate();
-        return *this;
-    }
-    row_lookup_index& operator=(row_lookup_index&&) noexcept {
-        invalidate();
-        return *this;
     }
 
     // The map gained or lost rows.
@@ -116,7 +96,7 @@ public:
 
     // Builds the index now, if the map is large enough and its keys have a form. Returns built().
     bool build(const schema& s, const Map& rows) noexcept {
-        if (!_built && !_refused && rows.size() >= min_rows) {
+        if (!_built && !_refused) {
             do_build(s, rows);
         }
         return _built;
@@ -125,7 +105,7 @@ public:
     // rows.lower_bound(key); `s` is the schema whose clustering order the map has.
     const_iterator lower_bound(const schema& s, const Map& rows, const clustering_key_prefix& key) {
         if (!_built) {
-            if (_refused || rows.size() < min_rows || !lazy_build_due(++_lookups, rows.size()) || !do_build(s, rows)) {
+            if (_refused || !lazy_build_due(++_lookups, rows.size()) || !do_build(s, rows)) {
                 return rows.lower_bound(key);
             }
         }
@@ -248,6 +228,79 @@ private:
     size_t _lookups = 0;
     bool _built = false;
     bool _refused = false;  // no index until the next change
+};
+
+} // namespace detail
+
+// A lookup structure over one std::map of rows (the map's const_iterators are its nodes), owned beside the
+// map, which drops it whenever a row is added or removed (invalidate()). Built only for maps of at least
+// min_rows rows, either when the owner asks (build(): the row cache, right after it put a large part of a
+// partition in) or lazily by lower_bound once the lookups since the last change have cost about what a build
+// costs: a build walks every node once, a map lookup about log2(rows) of them, so the build comes after
+// rows / log2(rows) lookups and a map under writes, or read rarely, keeps being searched as a map (reads never
+// pay more than twice what the map alone would cost them). Copies and moves start empty: the nodes belong to
+// one map.
+//
+// The prefixes are searched in two steps, as an sstable's index block then its restart points: a summary of
+// every block_rows-th prefix (small, so it stays in cache), then one block, all of whose cache lines are
+// fetched at once.
+template <typename Map>
+class row_lookup_index {
+    using state = detail::row_lookup_index_state<Map>;
+
+public:
+    using const_iterator = typename Map::const_iterator;
+    static constexpr size_t min_rows = 64;
+    static constexpr size_t block_rows = state::block_rows;
+
+    static bool lazy_build_due(size_t lookups, size_t rows) noexcept { return state::lazy_build_due(lookups, rows); }
+
+    row_lookup_index() = default;
+    row_lookup_index(const row_lookup_index&) noexcept {}
+    row_lookup_index(row_lookup_index&&) noexcept {}
+    row_lookup_index& operator=(const row_lookup_index&) noexcept {
+        invalidate();
+        return *this;
+    }
+    row_lookup_index& operator=(row_lookup_index&&) noexcept {
+        invalidate();
+        return *this;
+    }
+
+    // The map gained or lost rows.
+    void invalidate() noexcept {
+        if (_state) {
+            _state->invalidate();
+        }
+    }
+    bool built() const noexcept { return _state && _state->built(); }
+    // Heap bytes the index holds.
+    size_t memory_usage() const noexcept { return _state ? sizeof(state) + _state->memory_usage() : 0; }
+
+    // Builds the index now, if the map is large enough and its keys have a form. Returns built().
+    bool build(const schema& s, const Map& rows) noexcept {
+        return rows.size() >= min_rows && allocated() && _state->build(s, rows);
+    }
+
+    // rows.lower_bound(key); `s` is the schema whose clustering order the map has.
+    const_iterator lower_bound(const schema& s, const Map& rows, const clustering_key_prefix& key) {
+        if (rows.size() < min_rows || !allocated()) {
+            return rows.lower_bound(key);
+        }
+        return _state->lower_bound(s, rows, key);
+    }
+
+private:
+    bool allocated() noexcept {
+        if (!_state) {
+            _state.reset(new (std::nothrow) state());
+        }
+        return bool(_state);
+    }
+
+    // Null until the map reaches min_rows rows and is searched: a small partition (a memtable may hold
+    // millions) pays one pointer.
+    std::unique_ptr<state> _state;
 };
 
 } // namespace reef

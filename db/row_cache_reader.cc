@@ -72,6 +72,11 @@ public:
                 co_await p.fill_buffer();
                 continue;
             }
+            // Hits are served by the memtable reader: its buffer is handed on whole when this one is empty.
+            if (_buffer.empty()) {
+                p.move_buffer_content_to(_buffer);
+                _emitted = true;
+            }
             while (!p.is_buffer_empty() && !is_buffer_full()) {
                 push(p.pop_mutation_fragment());
                 _emitted = true;

@@ -247,4 +247,16 @@ mutation_reader make_fragment_vector_reader(schema_ptr s, std::vector<mutation_f
                                                                             buffer_fragments));
 }
 
+void mutation_reader::move_buffer_content_to(fragment_buffer& to) {
+    auto& from = _impl->_buffer;
+    if (to.empty()) {
+        to.swap(from);
+        return;
+    }
+    while (!from.empty()) {
+        to.push_back(std::move(from.front()));
+        from.pop_front();
+    }
+}
+
 } // namespace reef

@@ -77,6 +77,12 @@ public:
         _v.clear();
         _head = 0;
     }
+    // Exchanges the two buffers' fragments and storage: a reader that only
+    // forwards what its source buffered hands the whole buffer on at once.
+    void swap(fragment_buffer& o) noexcept {
+        _v.swap(o._v);
+        std::swap(_head, o._head);
+    }
 
 private:
     void make_room() {
@@ -179,6 +185,9 @@ public:
         return _impl->fill_buffer();
     }
 
+    // Moves every buffered fragment to the end of `to`; into an empty `to`
+    // the two buffers' storage is exchanged and no fragment moves.
+    void move_buffer_content_to(fragment_buffer& to);
     // The next fragment, or nothing at the end of the stream (or window).
     future<std::optional<mutation_fragment>> operator()();
     // Drops the rest of the current partition.

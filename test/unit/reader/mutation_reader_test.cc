@@ -226,3 +226,43 @@ REEF_TEST_CASE(test_long_read_fragment_by_fragment) {
     BOOST_CHECK_EQUAL(n, size_t(rows) + 2);
     co_await r.close();
 }
+
+// move_buffer_content_to hands a reader's buffer on whole into an empty buffer and appends to one that is not
+// empty; either way the stream is unchanged, and the reader's buffer is empty after.
+REEF_TEST_CASE(test_move_buffer_content_to) {
+    auto s = testing::int_table_schema();
+    std::mt19937 rng(5);
+    std::vector<dht::decorated_key> keys;
+    auto data = make_data(rng, 10, keys);
+    auto r = make_fragment_vector_reader(s, data, dht::partition_range::full(), streamed_forwarding::no, false,
+                                         std::nullopt, 7);
+    fragment_buffer buf;
+    std::vector<mutation_fragment> got;
+    bool appended = false;
+    while (!r.done()) {
+        co_await r.fill_buffer();
+        appended |= !buf.empty() && !r.is_buffer_empty();
+        r.move_buffer_content_to(buf);
+        BOOST_REQUIRE(r.is_buffer_empty());
+        // Leave one fragment in buf every other time, so the next move appends.
+        size_t keep = got.size() % 2;
+        while (buf.size() > keep) {
+            got.push_back(std::move(buf.front()));
+            buf.pop_front();
+        }
+    }
+    while (!buf.empty()) {
+        got.push_back(std::move(buf.front()));
+        buf.pop_front();
+    }
+    co_await r.close();
+    BOOST_REQUIRE(appended);
+    validate(*s, got);
+    BOOST_REQUIRE_EQUAL(got.size(), data.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+        BOOST_REQUIRE_EQUAL(got[i].index(), data[i].index());
+        if (auto* cr = std::get_if<clustering_row>(&got[i])) {
+            BOOST_REQUIRE_EQUAL(int_of(cr->key.component(0)), int_of(std::get<clustering_row>(data[i]).key.component(0)));
+        }
+    }
+}

@@ -77,6 +77,9 @@ public:
         _v.clear();
         _head = 0;
     }
+    // The fragments buffered, in order.
+    auto begin() const noexcept { return _v.begin() + ptrdiff_t(_head); }
+    auto end() const noexcept { return _v.end(); }
     // Exchanges the two buffers' fragments and storage: a reader that only
     // forwards what its source buffered hands the whole buffer on at once.
     void swap(fragment_buffer& o) noexcept {
@@ -185,6 +188,8 @@ public:
         return _impl->fill_buffer();
     }
 
+    // What the reader has buffered (the next fragments it gives).
+    const fragment_buffer& buffer() const noexcept { return _impl->_buffer; }
     // Moves every buffered fragment to the end of `to`; into an empty `to`
     // the two buffers' storage is exchanged and no fragment moves.
     void move_buffer_content_to(fragment_buffer& to);

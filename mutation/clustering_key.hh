@@ -81,6 +81,10 @@ public:
         k.assign(components.begin(), components.end(), components.size());
         return k;
     }
+    // The key becomes these values, built where it is (a row built in a reader's buffer), its storage reused.
+    void assign_views(std::span<const bytes_view> components) {
+        assign(components.begin(), components.end(), components.size());
+    }
 
     size_t size() const noexcept { return _n; }
     bool empty() const noexcept { return _n == 0; }

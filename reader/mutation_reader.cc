@@ -9,12 +9,6 @@
 
 namespace reef {
 
-mutation_fragment mutation_reader::pop_mutation_fragment() {
-    auto f = std::move(_impl->_buffer.front());
-    _impl->_buffer.pop_front();
-    return f;
-}
-
 namespace {
 
 future<std::optional<mutation_fragment>> fill_and_pop(mutation_reader& r) {

@@ -77,12 +77,15 @@ mx_fragment_consumer::mx_fragment_consumer(schema_ptr s, const serialization_hea
         _schema->clustering_key().size() != h.clustering_types.size()) {
         throw std::invalid_argument(_file + ": the schema's columns are not the serialization header's");
     }
-    if (!_token) {
-        _token = [](bytes_view key) { return dht::murmur3_token(key); };
-    }
 }
 
 clustering_key_prefix mx_fragment_consumer::key_of(const clustering_values& v, uint64_t position) const {
+    clustering_key_prefix k;
+    assign_key(k, v, position);
+    return k;
+}
+
+void mx_fragment_consumer::assign_key(clustering_key_prefix& key, const clustering_values& v, uint64_t position) const {
     // A row's key is a prefix only in compact tables, where the missing values are null.
     size_t n = 0;
     while (n < v.size() && v[n]) {
@@ -107,7 +110,7 @@ clustering_key_prefix mx_fragment_consumer::key_of(const clustering_values& v, u
     for (size_t i = 0; i < n; ++i) {
         views[i] = *v[i];
     }
-    return clustering_key_prefix::from_views(views);
+    key.assign_views(views);
 }
 
 const column_definition& mx_fragment_consumer::column(column_id id) const {
@@ -117,22 +120,28 @@ const column_definition& mx_fragment_consumer::column(column_id id) const {
 mx_consumer::proceed mx_fragment_consumer::consume_partition_start(bytes_view key, tombstone deletion, uint64_t,
                                                                    uint64_t) {
     std::string k(reinterpret_cast<const char*>(key.data()), key.size());
-    auto t = _token(key);
+    auto t = _token ? _token(key) : dht::murmur3_token(key);
     return push(partition_start{dht::decorated_key(t, partition_key(std::move(k))), deletion});
 }
 
 mx_consumer::row_action mx_fragment_consumer::consume_row_start(const mx_row& r) {
     _static = r.is_static;
     _row_position = r.position;
-    _row = clustering_row{};
     // A row the parser abandoned (it restarted elsewhere) may have left a collection open.
     _collection.reset();
-    if (!r.is_static) {
-        _row.key = key_of(*r.clustering, r.position);
+    if (_in_place && !r.is_static && !_dropping) {
+        _out->emplace_back(std::in_place_type<clustering_row>);
+        _cur = std::get_if<clustering_row>(&_out->back());
+    } else {
+        _row = clustering_row{};
+        _cur = &_row;
     }
-    _row.marker = r.marker;
+    if (!r.is_static) {
+        assign_key(_cur->key, *r.clustering, r.position);
+    }
+    _cur->marker = r.marker;
     // A shadowable deletion (deprecated since Cassandra 4.0) is kept as a plain row tombstone.
-    _row.row_tombstone = r.deletion;
+    _cur->row_tombstone = r.deletion;
     return row_action::read;
 }
 
@@ -148,7 +157,7 @@ void mx_fragment_consumer::consume_cell(const mx_cell& c) {
     if (column(c.column).is_complex()) {
         throw malformed_sstable_exception(_file, _row_position, "a simple cell for complex column " + column(c.column).name);
     }
-    _row.cells.apply(c.column, std::move(cell));
+    _cur->cells.apply(c.column, std::move(cell));
 }
 
 void mx_fragment_consumer::consume_complex_start(column_id col, tombstone tomb) {
@@ -178,13 +187,22 @@ void mx_fragment_consumer::consume_complex_end() {
                                               "the cells of column " + column(col).name + " are not in path order");
         }
     }
-    _row.cells.apply(col, std::move(cells), compare);
+    _cur->cells.apply(col, std::move(cells), compare);
 }
 
 mx_consumer::proceed mx_fragment_consumer::consume_row_end(const mx_row&) {
     // Rows with nothing in them (Cassandra's empty static row, rows of dropped columns) are not fragments.
-    if (_row.cells.empty() && _row.marker.empty() && !_row.row_tombstone) {
-        return _buffer.size() >= _max_buffered ? proceed::no : proceed::yes;
+    bool empty = _cur->cells.empty() && _cur->marker.empty() && !_cur->row_tombstone;
+    if (_cur != &_row) {
+        // Built in place: already in the buffer.
+        _cur = &_row;
+        if (empty) {
+            _out->pop_back();
+        }
+        return full();
+    }
+    if (empty) {
+        return full();
     }
     if (_static) {
         return push(static_row{std::move(_row.cells)});

@@ -44,11 +44,15 @@ public:
 
     // s must have the header's columns in the same order (schema_from_header gives one); throws
     // std::invalid_argument otherwise. The consumer stops the parser once `max_buffered` fragments wait.
+    // token: Murmur3 when empty (called directly, not through a std::function).
     mx_fragment_consumer(schema_ptr s, const serialization_header& h, std::string file, size_t max_buffered = 1000,
                          token_function token = {});
+    // buffer() may be another object's (set_output).
+    mx_fragment_consumer(const mx_fragment_consumer&) = delete;
+    mx_fragment_consumer& operator=(const mx_fragment_consumer&) = delete;
 
-    // Fragments produced and not yet taken.
-    fragment_buffer& buffer() noexcept { return _buffer; }
+    // Fragments produced and not yet taken: the consumer's own buffer, or the one given to set_output.
+    fragment_buffer& buffer() noexcept { return *_out; }
 
     proceed consume_partition_start(bytes_view key, tombstone deletion, uint64_t position, uint64_t header_end) override;
     row_action consume_row_start(const mx_row& row) override;
@@ -59,12 +63,37 @@ public:
     proceed consume_range_tombstone(const mx_marker& marker) override;
     proceed consume_partition_end(uint64_t end) override;
 
+protected:
+    // The fragments go into `out` (a reader's own buffer: built where the reader's caller takes them, not moved
+    // there from the consumer's), and clustering rows are built in place in it. So the row being parsed is in
+    // `out` before it is whole: nothing may take from `out` while the parser is inside a row (let it run until it
+    // stops for a full consumer), and if the parse has to stop there (a read failed), detach_row first.
+    void set_output(fragment_buffer& out) noexcept {
+        _out = &out;
+        _in_place = true;
+    }
+    // The row being built in place, if any, leaves `out` (which then holds whole fragments only); it is finished
+    // outside it and pushed whole when it ends, should the parse go on.
+    void detach_row() noexcept {
+        if (_cur != &_row) {
+            _row = std::move(*_cur);
+            _out->pop_back();
+            _cur = &_row;
+        }
+    }
+    // While set, fragments are built but not pushed (a partition the reader does not want).
+    bool _dropping = false;
+
 private:
     template <typename Fragment>
     proceed push(Fragment&& f) {
-        _buffer.emplace_back(std::in_place_type<std::decay_t<Fragment>>, std::forward<Fragment>(f));
-        return _buffer.size() >= _max_buffered ? proceed::no : proceed::yes;
+        if (!_dropping) {
+            _out->emplace_back(std::in_place_type<std::decay_t<Fragment>>, std::forward<Fragment>(f));
+        }
+        return full();
     }
+    proceed full() const noexcept { return _out->size() >= _max_buffered ? proceed::no : proceed::yes; }
+    void assign_key(clustering_key_prefix& key, const clustering_values& v, uint64_t position) const;
     clustering_key_prefix key_of(const clustering_values& v, uint64_t position) const;
     const column_definition& column(column_id id) const;
 
@@ -74,10 +103,13 @@ private:
     token_function _token;
     // A vector drained in place: a deque of 200-byte fragments allocated a node every 2 rows.
     fragment_buffer _buffer;
-    // The row being built.
+    fragment_buffer* _out = &_buffer;
+    bool _in_place = false;
+    // The row being built: _row, or (in place) the last fragment of *_out.
     bool _static = false;
     uint64_t _row_position = 0;
     clustering_row _row;
+    clustering_row* _cur = &_row;
     std::optional<std::pair<column_id, collection_cells>> _collection;
 };
 

@@ -1,6 +1,7 @@
 // The full-scan reader: over every corpus sstable, read through the checked (decompressing or CRC-checked)
-// data source, it gives the same mutations as the in-memory parse, a stream the validator accepts; and
-// next_partition and partition-range fast-forwarding give what a model of the partition list says.
+// data source, it gives the same mutations as the in-memory parse, a stream the validator accepts, also when
+// reads fail and the caller reads on; and next_partition and partition-range fast-forwarding give what a model
+// of the partition list says.
 #include "mutation/fragment_stream_validator.hh"
 #include "mutation/mutation.hh"
 #include "runtime/file.hh"
@@ -15,6 +16,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <functional>
 #include <random>
 
 using namespace reef;
@@ -30,8 +32,10 @@ constexpr uint64_t max_debug_size = UINT64_MAX;
 #endif
 
 // A full-scan reader of the sstable's Data.db through the checked source its components call for.
+// wrap: what the reader reads through, given the checked source.
 future<mutation_reader> open_reader(const corpus_sstable& s, schema_ptr schema,
-                                    dht::partition_range range = dht::partition_range::full()) {
+                                    dht::partition_range range = dht::partition_range::full(),
+                                    std::function<data_source(data_source)> wrap = {}) {
     auto d = descriptor::from_path(s.data_path.string());
     auto name = s.data_path.string();
     auto f = co_await open_file_dma(name, open_flags::ro);
@@ -50,6 +54,9 @@ future<mutation_reader> open_reader(const corpus_sstable& s, schema_ptr schema,
     } else {
         src = make_file_data_source(f, 0, length);
     }
+    if (wrap) {
+        src = wrap(std::move(src));
+    }
     auto header = std::make_shared<const serialization_header>(*s.stats.header);
     co_return make_mx_full_scan_reader(schema, header, std::move(src), name, length, std::move(range),
                                        token_function_for(s.stats.validation->partitioner));
@@ -64,7 +71,80 @@ std::vector<mutation_fragment> parse_in_memory(const corpus_sstable& s, schema_p
     return take_fragments(c.buffer());
 }
 
+// Hands out the inner source's bytes in small random pieces, and fails a random share of its reads (before
+// reading anything, so that a read tried again goes on where the failed one would have).
+struct flaky_read_error : std::runtime_error {
+    flaky_read_error() : std::runtime_error("flaky_source: a read fails") {}
+};
+
+class flaky_source final : public data_source_impl {
+public:
+    flaky_source(data_source inner, uint32_t seed) : _inner(std::move(inner)), _rng(seed) {}
+    future<temporary_buffer> get() override {
+        if (_rng() % 4 == 0) {
+            ++failures;
+            throw flaky_read_error();
+        }
+        if (_rest.empty()) {
+            _rest = co_await _inner.get();
+        }
+        size_t n = std::min<size_t>(_rest.size(), 1 + _rng() % 64);
+        auto piece = _rest.share(0, n);
+        _rest.trim_front(n);
+        co_return piece;
+    }
+    future<> close() override { return _inner.close(); }
+    inline static size_t failures = 0;
+
+private:
+    data_source _inner;
+    temporary_buffer _rest;
+    std::mt19937 _rng;
+};
+
 } // namespace
+
+// The reader builds rows in the buffer it hands out: a read that fails in the middle of a row leaves only whole
+// fragments there, and reading on after the failure gives the stream a reader without failures gives.
+REEF_TEST_CASE(test_full_scan_goes_on_after_failed_reads) {
+    auto corpus = require_peer_corpus();
+    if (!corpus) {
+        co_return;
+    }
+    auto seed = std::random_device{}();
+    BOOST_TEST_MESSAGE("seed " << seed);
+    for (const char* name : {"scylla_simple", "gen_nb_rt_static", "cassandra_legacy_me_clust"}) {
+        auto s = load_sstables(*corpus / name).at(0);
+        BOOST_TEST_CONTEXT(name << " seed " << seed) {
+            auto schema = schema_from_header(*s.stats.header);
+            auto reader = co_await open_reader(s, schema, dht::partition_range::full(), [seed](data_source src) {
+                return data_source(std::make_unique<flaky_source>(std::move(src), seed));
+            });
+            flaky_source::failures = 0;
+            std::vector<mutation_fragment> got;
+            fragment_stream_validator validator(*schema);
+            while (true) {
+                std::optional<mutation_fragment> f;
+                try {
+                    f = co_await reader();
+                } catch (const flaky_read_error&) {
+                    continue;
+                }
+                if (!f) {
+                    break;
+                }
+                validator(*f);
+                got.push_back(std::move(*f));
+            }
+            validator.on_end_of_stream();
+            co_await reader.close();
+            BOOST_CHECK_GT(flaky_source::failures, 0u);
+            auto a = mutations_from_fragments(schema, got);
+            auto b = mutations_from_fragments(schema, parse_in_memory(s, schema));
+            BOOST_CHECK_MESSAGE(a == b, describe(a) << "\n!=\n" << describe(b));
+        }
+    }
+}
 
 REEF_TEST_CASE(test_full_scan_reads_every_corpus_sstable) {
     auto corpus = require_peer_corpus();

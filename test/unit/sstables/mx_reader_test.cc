@@ -71,8 +71,8 @@ std::vector<mutation_fragment> parse_in_memory(const corpus_sstable& s, schema_p
     return take_fragments(c.buffer());
 }
 
-// Hands out the inner source's bytes in small random pieces, and fails a random share of its reads (before
-// reading anything, so that a read tried again goes on where the failed one would have).
+// Hands out the inner source's bytes in small random pieces, and fails every other read (before reading
+// anything, so that a read tried again goes on where the failed one would have).
 struct flaky_read_error : std::runtime_error {
     flaky_read_error() : std::runtime_error("flaky_source: a read fails") {}
 };
@@ -81,14 +81,14 @@ class flaky_source final : public data_source_impl {
 public:
     flaky_source(data_source inner, uint32_t seed) : _inner(std::move(inner)), _rng(seed) {}
     future<temporary_buffer> get() override {
-        if (_rng() % 4 == 0) {
+        if (++_calls % 2 == 0) {
             ++failures;
             throw flaky_read_error();
         }
         if (_rest.empty()) {
             _rest = co_await _inner.get();
         }
-        size_t n = std::min<size_t>(_rest.size(), 1 + _rng() % 64);
+        size_t n = std::min<size_t>(_rest.size(), 1 + _rng() % 32);
         auto piece = _rest.share(0, n);
         _rest.trim_front(n);
         co_return piece;
@@ -100,6 +100,7 @@ private:
     data_source _inner;
     temporary_buffer _rest;
     std::mt19937 _rng;
+    size_t _calls = 0;
 };
 
 } // namespace

@@ -145,17 +145,21 @@ bool drop_shadowed_cells(row& r, tombstone t) {
     return !r.empty();
 }
 
-bool drop_shadowed_row(deletable_row& r, tombstone outer) {
-    if (!r.tomb.supersedes(outer)) {
-        r.tomb = {};
+bool drop_shadowed_row(row_marker& marker, tombstone& tomb, row& cells, tombstone outer) {
+    if (!tomb.supersedes(outer)) {
+        tomb = {};
     }
     tombstone active = outer;
-    active.apply(r.tomb);
-    if (active.deletes(r.marker.timestamp)) {
-        r.marker = {};
+    active.apply(tomb);
+    if (active.deletes(marker.timestamp)) {
+        marker = {};
     }
-    bool has_cells = drop_shadowed_cells(r.cells, active);
-    return has_cells || !r.marker.empty() || r.tomb;
+    bool has_cells = drop_shadowed_cells(cells, active);
+    return has_cells || !marker.empty() || tomb;
+}
+
+bool drop_shadowed_row(deletable_row& r, tombstone outer) {
+    return drop_shadowed_row(r.marker, r.tomb, r.cells, outer);
 }
 
 void mutation_partition::drop_shadowed() {

@@ -116,6 +116,8 @@ bool drop_shadowed_cells(row& r, tombstone t);
 // if outer supersedes or equals it, and the marker and cells the greater
 // of the two deletes. Returns whether anything is left.
 bool drop_shadowed_row(deletable_row& r, tombstone outer);
+// The same on a row's parts where they are (a clustering_row's fields).
+bool drop_shadowed_row(row_marker& marker, tombstone& tomb, row& cells, tombstone outer);
 
 // Cassandra's DeletionPurger with AbstractCell.purge and Row.purge: what
 // compaction may forget. gc_before = now - gc_grace_seconds; max_purgeable

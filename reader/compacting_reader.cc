@@ -83,6 +83,9 @@ public:
                 co_await maybe_yield();
                 continue;
             }
+            if (compact_rows_in_place()) {
+                continue;
+            }
             consume(_source.pop_mutation_fragment());
         }
     }
@@ -156,25 +159,51 @@ private:
     }
 
     void consume(clustering_row& cr) {
+        if (for_query()) {
+            if (query_row(cr)) {
+                emit_start();
+                _buffer.emplace_back(std::in_place_type<clustering_row>, std::move(cr));
+            }
+            return;
+        }
         tombstone outer = _partition_tomb;
         outer.apply(_range_tomb);
         deletable_row r{cr.marker, cr.row_tombstone, std::move(cr.cells)};
-        if (!drop_shadowed_row(r, outer)) {
-            return;
-        }
-        if (for_query()) {
-            if (!r.marker.is_live(_purger.now)) {
-                r.marker = {};
-            }
-            r.tomb = {};
-            if (!keep_live_cells(r.cells, _purger.now) && r.marker.empty()) {
-                return;
-            }
-        } else if (!_purger.purge(r)) {
+        if (!drop_shadowed_row(r, outer) || !_purger.purge(r)) {
             return;
         }
         emit_start();
         _buffer.emplace_back(std::in_place_type<clustering_row>, std::move(cr.key), r.marker, r.tomb, std::move(r.cells));
+    }
+
+    // A query's row where it is: what is shadowed or not live at `now` dropped, the row tombstone too (a query
+    // result carries no tombstones). Returns whether anything is left.
+    bool query_row(clustering_row& cr) {
+        tombstone outer = _partition_tomb;
+        outer.apply(_range_tomb);
+        if (!drop_shadowed_row(cr.marker, cr.row_tombstone, cr.cells, outer)) {
+            return false;
+        }
+        if (!cr.marker.is_live(_purger.now)) {
+            cr.marker = {};
+        }
+        cr.row_tombstone = {};
+        return keep_live_cells(cr.cells, _purger.now) || !cr.marker.empty();
+    }
+
+    // A query's common case, a source buffer of rows once the partition went out: the buffer is taken whole and
+    // its rows compacted where they are, none moved but to close the gaps of those dropped.
+    bool compact_rows_in_place() {
+        if (!for_query() || !_buffer.empty() || _pending_start || !_in_partition) {
+            return false;
+        }
+        auto& b = _source.buffer();
+        if (!std::all_of(b.begin(), b.end(), [](auto& f) { return std::holds_alternative<clustering_row>(f); })) {
+            return false;
+        }
+        _source.move_buffer_content_to(_buffer);
+        _buffer.retain([this](mutation_fragment& f) { return query_row(std::get<clustering_row>(f)); });
+        return true;
     }
 
     void consume(range_tombstone_change& rtc) {

@@ -101,6 +101,24 @@ public:
     // The fragments buffered, in order.
     auto begin() const noexcept { return _v.begin() + ptrdiff_t(_head); }
     auto end() const noexcept { return _v.end(); }
+    // Keeps, in order, the fragments for which keep(fragment) is true
+    // (keep may change them); drops the others.
+    template <typename Keep>
+    void retain(Keep keep) {
+        auto out = _v.begin() + ptrdiff_t(_head);
+        for (auto it = out; it != _v.end(); ++it) {
+            if (keep(*it)) {
+                if (out != it) {
+                    *out = std::move(*it);
+                }
+                ++out;
+            }
+        }
+        _v.erase(out, _v.end());
+        if (_head == _v.size()) {
+            clear();
+        }
+    }
     // Exchanges the two buffers' fragments and storage: a reader that only
     // forwards what its source buffered hands the whole buffer on at once.
     void swap(fragment_buffer& o) noexcept {

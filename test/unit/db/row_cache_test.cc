@@ -20,6 +20,23 @@ using namespace reef::testing;
 
 namespace {
 
+// A table of schema s in a directory of its own, its caches on `tracker` (not started).
+struct test_table {
+    test_table(schema_ptr s, cache::cache_tracker& tracker, size_t flush_threshold = 0)
+        : t(std::move(s), config(tracker, flush_threshold)) {}
+    table_config config(cache::cache_tracker& tracker, size_t flush_threshold) const {
+        table_config cfg;
+        cfg.directory = dir.path() + "/ks/t";
+        cfg.cache_tracker = &tracker;
+        if (flush_threshold) {
+            cfg.memtable_flush_threshold = flush_threshold;
+        }
+        return cfg;
+    }
+    tmpdir dir;  // made before t
+    table t;
+};
+
 // The partitions read, shadowed data dropped, without the ones that hold nothing (a compaction may drop a
 // partition whose data its own tombstones delete, a read gives it as an empty partition).
 std::vector<mutation> visible_partitions(const read_result& r) {
@@ -172,13 +189,9 @@ REEF_TEST_CASE(test_row_cache_reads_equal_the_model) {
         for (int i = 0; i < cases; ++i) {
             BOOST_TEST_CONTEXT("seed " << seed << " table " << s->table() << " case " << i) {
                 cache::cache_tracker tracker(budgets[g.rnd(0, 3)]);
-                tmpdir dir;
-                table_config cfg;
-                cfg.directory = dir.path() + "/ks/t";
-                cfg.memtable_flush_threshold = size_t(g.rnd(2000, 40000));
-                cfg.cache_tracker = &tracker;
+                test_table tt(s, tracker, size_t(g.rnd(2000, 40000)));
+                auto& t = tt.t;
                 mutation_model model;
-                table t(s, cfg);
                 co_await t.start();
                 std::vector<std::unique_ptr<open_read>> held;
                 std::optional<future<>> compaction;
@@ -291,11 +304,8 @@ REEF_TEST_CASE(test_row_cache_hits_do_no_io) {
     auto s = random_test_schema();
     mutation_generator g(s, seed);
     cache::cache_tracker tracker(size_t(64) << 20);
-    tmpdir dir;
-    table_config cfg;
-    cfg.directory = dir.path() + "/ks/t";
-    cfg.cache_tracker = &tracker;
-    table t(s, cfg);
+    test_table tt(s, tracker);
+    auto& t = tt.t;
     co_await t.start();
     mutation_model model;
     for (int round = 0; round < 3; ++round) {
@@ -392,11 +402,8 @@ struct cached_partition {
 future<cached_partition> cache_one_partition(int rows, std::optional<std::pair<int, int>> deleted, bool only_live) {
     auto s = int_table_schema();
     cache::cache_tracker tracker(size_t(64) << 20);
-    tmpdir dir;
-    table_config cfg;
-    cfg.directory = dir.path() + "/ks/t";
-    cfg.cache_tracker = &tracker;
-    table t(s, cfg);
+    test_table tt(s, tracker);
+    auto& t = tt.t;
     co_await t.start();
     mutation m(s, pkey(1));
     for (int c = 0; c < rows; ++c) {

@@ -396,10 +396,6 @@ private:
         return {};
     }
 
-    static bool only_rows(const fragment_buffer& b) noexcept {
-        return std::all_of(b.begin(), b.end(), [](auto& f) { return std::holds_alternative<clustering_row>(f); });
-    }
-
     // The partition is in one source: its fragments go out as they are,
     // but for changes that change nothing.
     action pass_through(source_state& src) {
@@ -414,7 +410,7 @@ private:
                 }
                 return {action::kind::fill, &src, {}};
             }
-            if (_buffer.empty() && only_rows(src.reader.buffer())) {
+            if (_buffer.empty() && src.reader.buffer().only_rows()) {
                 // A scan's common case: the source's whole buffer goes out as it is.
                 src.reader.move_buffer_content_to(_buffer);
                 continue;

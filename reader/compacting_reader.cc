@@ -194,11 +194,7 @@ private:
     // A query's common case, a source buffer of rows once the partition went out: the buffer is taken whole and
     // its rows compacted where they are, none moved but to close the gaps of those dropped.
     bool compact_rows_in_place() {
-        if (!for_query() || !_buffer.empty() || _pending_start || !_in_partition) {
-            return false;
-        }
-        auto& b = _source.buffer();
-        if (!std::all_of(b.begin(), b.end(), [](auto& f) { return std::holds_alternative<clustering_row>(f); })) {
+        if (!for_query() || !_buffer.empty() || _pending_start || !_in_partition || !_source.buffer().only_rows()) {
             return false;
         }
         _source.move_buffer_content_to(_buffer);

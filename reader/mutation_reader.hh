@@ -98,9 +98,12 @@ public:
         _v.clear();
         _head = 0;
     }
-    // The fragments buffered, in order.
-    auto begin() const noexcept { return _v.begin() + ptrdiff_t(_head); }
-    auto end() const noexcept { return _v.end(); }
+    // Whether every fragment buffered is a clustering row (a reader that
+    // passes rows on as they are can take such a buffer whole).
+    bool only_rows() const noexcept {
+        return std::all_of(_v.begin() + ptrdiff_t(_head), _v.end(),
+                           [](auto& f) { return std::holds_alternative<clustering_row>(f); });
+    }
     // Keeps, in order, the fragments for which keep(fragment) is true
     // (keep may change them); drops the others.
     template <typename Keep>

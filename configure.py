@@ -15,8 +15,8 @@ import sys
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 # Rooms whose .cc files form libreef.a, in ARCHITECTURE.md's order.
-ROOMS = ['runtime', 'utils', 'schema', 'mutation', 'reader', 'index', 'cache',
-         'sstables', 'db', 'cql', 'api', 'tools']
+ROOMS = ['runtime', 'utils', 'schema', 'mutation', 'reader', 'cache', 'index',
+         'sstables', 'commitlog', 'compaction', 'db', 'cql', 'transport', 'api', 'tools']
 
 MODES = {
     'debug': {

@@ -81,8 +81,8 @@ memtable::memtable(schema_ptr s)
     : _schema(std::move(s)), _forward_order(checked_schema(_schema), false),
       _reversed_order(_forward_order.clustering(), true) {}
 
-void memtable::note_timestamp(api::timestamp_type ts) noexcept {
-    if (ts == api::missing_timestamp) {
+void memtable::note_timestamp(write_time::timestamp_type ts) noexcept {
+    if (ts == write_time::missing_timestamp) {
         return;
     }
     _min_timestamp = std::min(_min_timestamp, ts);

@@ -77,9 +77,9 @@ public:
     // tombstone (partition, row, range, collection). max_timestamp() lets a
     // combined reader know that a range tombstone newer than it deletes
     // everything here. Empty memtable: min is the greatest timestamp and max
-    // is api::missing_timestamp.
-    api::timestamp_type min_timestamp() const noexcept { return _min_timestamp; }
-    api::timestamp_type max_timestamp() const noexcept { return _max_timestamp; }
+    // is write_time::missing_timestamp.
+    write_time::timestamp_type min_timestamp() const noexcept { return _min_timestamp; }
+    write_time::timestamp_type max_timestamp() const noexcept { return _max_timestamp; }
 
     // Bumped by every apply(): a reader that kept positions across a
     // suspension re-seeks when it changed.
@@ -94,15 +94,15 @@ public:
 
 private:
     void note_timestamps(const mutation_partition& p) noexcept;
-    void note_timestamp(api::timestamp_type ts) noexcept;
+    void note_timestamp(write_time::timestamp_type ts) noexcept;
 
     schema_ptr _schema;
     position_in_partition_comparator _forward_order;
     position_in_partition_comparator _reversed_order;
     partitions_type _partitions;
     size_t _occupancy = 0;
-    api::timestamp_type _min_timestamp = std::numeric_limits<api::timestamp_type>::max();
-    api::timestamp_type _max_timestamp = api::missing_timestamp;
+    write_time::timestamp_type _min_timestamp = std::numeric_limits<write_time::timestamp_type>::max();
+    write_time::timestamp_type _max_timestamp = write_time::missing_timestamp;
     uint64_t _generation = 0;
 };
 

@@ -171,7 +171,7 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
     auto slice_for_source = [&] { return slice; };
     std::vector<combined_reader_source> sources;
     sources.reserve(count);
-    auto add_memtable = [&](const std::shared_ptr<memtable>& mt, api::timestamp_type max_ts) {
+    auto add_memtable = [&](const std::shared_ptr<memtable>& mt, write_time::timestamp_type max_ts) {
         if (!mt->empty()) {
             sources.push_back({make_memtable_reader(mt, _schema, range, slice_for_source(), reversed, source_fwd), max_ts,
                                streamed_forwarding::yes});
@@ -179,12 +179,12 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
     };
     // The active memtable takes writes during the read (its reader follows them, see memtable_reader.hh): no
     // bound on its timestamps.
-    add_memtable(_active, std::numeric_limits<api::timestamp_type>::max());
+    add_memtable(_active, std::numeric_limits<write_time::timestamp_type>::max());
     for (auto& mt : _sealed) {
         add_memtable(mt, mt->max_timestamp());
     }
     if (use_cache) {
-        auto max_ts = api::missing_timestamp;
+        auto max_ts = write_time::missing_timestamp;
         for (auto& sst : _sstables) {
             max_ts = std::max(max_ts, sst->max_timestamp);
         }
@@ -226,9 +226,9 @@ std::vector<sstables::descriptor> table::sstable_descriptors() const {
     return out;
 }
 
-api::timestamp_type table::max_purgeable(const dht::decorated_key& k,
+write_time::timestamp_type table::max_purgeable(const dht::decorated_key& k,
                                          const std::vector<std::shared_ptr<table_sstable>>& compacting) const {
-    auto result = std::numeric_limits<api::timestamp_type>::max();
+    auto result = std::numeric_limits<write_time::timestamp_type>::max();
     auto consider_memtable = [&](const memtable& mt) {
         if (mt.partitions().contains(k)) {
             result = std::min(result, mt.min_timestamp());

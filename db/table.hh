@@ -102,7 +102,7 @@ private:
     // What the row cache reads: the sstable set as it is when called, merged, forward, without forwarding.
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);
-    api::timestamp_type max_purgeable(const dht::decorated_key& k,
+    write_time::timestamp_type max_purgeable(const dht::decorated_key& k,
                                       const std::vector<std::shared_ptr<table_sstable>>& compacting) const;
 
     schema_ptr _schema;

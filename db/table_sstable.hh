@@ -26,8 +26,8 @@ struct table_sstable {
     sstables::sstable_components components;
     sstables::statistics stats;
     std::shared_ptr<const sstables::serialization_header> header;
-    api::timestamp_type min_timestamp = 0;
-    api::timestamp_type max_timestamp = 0;
+    write_time::timestamp_type min_timestamp = 0;
+    write_time::timestamp_type max_timestamp = 0;
     gate readers;
     // What the indexed reader reads through, open from open_table_sstable until close(): Data.db, Index.db as a
     // cached_file on the shard's cache tracker with a partition_index_cache of its parsed pages, and the summary

@@ -19,18 +19,18 @@ inline constexpr int32_t no_ttl = 0;
 // them as unsigned bytes, whatever the column's type, as Cassandra does.
 class atomic_cell {
 public:
-    static atomic_cell make_live(api::timestamp_type ts, std::string value) {
+    static atomic_cell make_live(write_time::timestamp_type ts, std::string value) {
         return atomic_cell(ts, std::move(value), no_ttl, no_deletion_time);
     }
     // Expires at `expiry` (seconds), having been written with `ttl` seconds.
-    static atomic_cell make_expiring(api::timestamp_type ts, std::string value, int32_t ttl, deletion_time_type expiry) {
+    static atomic_cell make_expiring(write_time::timestamp_type ts, std::string value, int32_t ttl, deletion_time_type expiry) {
         return atomic_cell(ts, std::move(value), ttl, expiry);
     }
-    static atomic_cell make_dead(api::timestamp_type ts, deletion_time_type deletion_time) {
+    static atomic_cell make_dead(write_time::timestamp_type ts, deletion_time_type deletion_time) {
         return atomic_cell(ts, {}, no_ttl, deletion_time);
     }
 
-    api::timestamp_type timestamp() const noexcept { return _timestamp; }
+    write_time::timestamp_type timestamp() const noexcept { return _timestamp; }
     std::string_view value() const noexcept { return _value; }
     int32_t ttl() const noexcept { return _ttl; }
     // Expiry time of an expiring cell, deletion time of a dead one,
@@ -52,10 +52,10 @@ public:
     bool operator==(const atomic_cell&) const = default;
 
 private:
-    atomic_cell(api::timestamp_type ts, std::string value, int32_t ttl, deletion_time_type ldt)
+    atomic_cell(write_time::timestamp_type ts, std::string value, int32_t ttl, deletion_time_type ldt)
         : _timestamp(ts), _value(std::move(value)), _ttl(ttl), _local_deletion_time(ldt) {}
 
-    api::timestamp_type _timestamp;
+    write_time::timestamp_type _timestamp;
     std::string _value;
     int32_t _ttl;
     deletion_time_type _local_deletion_time;

@@ -289,7 +289,7 @@ atomic_cell reconcile_counter(const atomic_cell& left, const atomic_cell& right)
         return left.timestamp() > right.timestamp() ? left : right;
     }
     auto merged = merge_counter_contexts(left.value(), right.value());
-    api::timestamp_type ts = std::max(left.timestamp(), right.timestamp());
+    write_time::timestamp_type ts = std::max(left.timestamp(), right.timestamp());
     if (merged.source == counter_merge_source::left && ts == left.timestamp()) {
         return left;
     }

@@ -257,7 +257,7 @@ bool deletion_purger::purge(deletable_row& r) const {
     return has_cells || !r.marker.empty() || r.tomb;
 }
 
-void mutation_partition::purge(deletion_time_type now, deletion_time_type gc_before, api::timestamp_type max_purgeable) {
+void mutation_partition::purge(deletion_time_type now, deletion_time_type gc_before, write_time::timestamp_type max_purgeable) {
     // Shadowed data goes first: a tombstone may only go once nothing it
     // deletes is left to come back.
     drop_shadowed();

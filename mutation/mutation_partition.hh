@@ -87,7 +87,7 @@ public:
     // deletion (or expiry) time is before `gc_before` (now - gc_grace);
     // an expired cell that stays becomes a cell tombstone.
     void purge(deletion_time_type now, deletion_time_type gc_before,
-               api::timestamp_type max_purgeable = std::numeric_limits<api::timestamp_type>::max());
+               write_time::timestamp_type max_purgeable = std::numeric_limits<write_time::timestamp_type>::max());
 
     // The tombstone that covers the row at key: the greatest of the
     // partition tombstone, the range tombstones there and the row's own.
@@ -125,10 +125,10 @@ bool drop_shadowed_row(row_marker& marker, tombstone& tomb, row& cells, tombston
 struct deletion_purger {
     deletion_time_type now;
     deletion_time_type gc_before;
-    api::timestamp_type max_purgeable = std::numeric_limits<api::timestamp_type>::max();
+    write_time::timestamp_type max_purgeable = std::numeric_limits<write_time::timestamp_type>::max();
 
     // DeletionPurger.shouldPurge(timestamp, localDeletionTime).
-    bool should_purge(api::timestamp_type ts, deletion_time_type ldt) const noexcept {
+    bool should_purge(write_time::timestamp_type ts, deletion_time_type ldt) const noexcept {
         return ts < max_purgeable && ldt < gc_before;
     }
     bool should_purge(tombstone t) const noexcept { return t && should_purge(t.timestamp, t.deletion_time); }

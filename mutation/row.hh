@@ -23,11 +23,11 @@ using column_id = uint32_t;
 // The row marker (Cassandra's LivenessInfo): the row exists from `timestamp`
 // (an INSERT writes one), until `expiry` when written with a TTL.
 struct row_marker {
-    api::timestamp_type timestamp = api::missing_timestamp;
+    write_time::timestamp_type timestamp = write_time::missing_timestamp;
     int32_t ttl = no_ttl;
     deletion_time_type expiry = no_deletion_time;
 
-    bool empty() const noexcept { return timestamp == api::missing_timestamp; }
+    bool empty() const noexcept { return timestamp == write_time::missing_timestamp; }
     bool is_expiring() const noexcept { return ttl != no_ttl; }
     bool is_live(deletion_time_type now) const noexcept {
         return !empty() && (!is_expiring() || now < expiry);

@@ -8,14 +8,14 @@
 
 namespace reef {
 
-// Write times live in their own namespace, as in ScyllaDB, so that
+// Write times live in their own namespace, ScyllaDB's api:: namespace under a name that leaves api/ free, so that
 // reef::timestamp_type() can name the CQL type.
-namespace api {
+namespace write_time {
 // Microseconds since the epoch, as given by the writer (USING TIMESTAMP).
 using timestamp_type = int64_t;
 // "No timestamp": older than any real write (Cassandra's Long.MIN_VALUE).
 inline constexpr timestamp_type missing_timestamp = std::numeric_limits<int64_t>::min();
-} // namespace api
+} // namespace write_time
 
 // Seconds since the epoch on the node's clock: when something was deleted, or
 // when an expiring cell expires. Cassandra's sstables store 32 bits; we keep
@@ -29,10 +29,10 @@ inline constexpr int32_t no_deletion_time_32 = std::numeric_limits<int32_t>::max
 // A deletion: everything written at or before `timestamp` that it covers is
 // deleted. An empty tombstone (the default) deletes nothing.
 struct tombstone {
-    api::timestamp_type timestamp = api::missing_timestamp;
+    write_time::timestamp_type timestamp = write_time::missing_timestamp;
     deletion_time_type deletion_time = no_deletion_time;
 
-    constexpr bool empty() const noexcept { return timestamp == api::missing_timestamp; }
+    constexpr bool empty() const noexcept { return timestamp == write_time::missing_timestamp; }
     explicit constexpr operator bool() const noexcept { return !empty(); }
 
     // True if this deletion wins over o: a later timestamp, or on a tie the
@@ -47,7 +47,7 @@ struct tombstone {
         }
     }
     // Whether data written at ts is deleted by this tombstone.
-    constexpr bool deletes(api::timestamp_type ts) const noexcept { return !empty() && ts <= timestamp; }
+    constexpr bool deletes(write_time::timestamp_type ts) const noexcept { return !empty() && ts <= timestamp; }
 
     // The order of supersedes(): a < b when b wins over a.
     constexpr auto operator<=>(const tombstone&) const noexcept = default;

@@ -25,7 +25,7 @@ struct pending_fragment {
 
 struct source_state {
     mutation_reader reader;
-    api::timestamp_type max_timestamp;
+    write_time::timestamp_type max_timestamp;
     // Whether the reader splits partitions into windows (else it gives
     // whole partitions, and is skipped by reading past what is deleted).
     bool forwarding;
@@ -236,7 +236,7 @@ private:
         }
         co_await skip_partition_if_covered(merged.partition_tombstone);
         push(std::move(merged));
-        std::optional<api::timestamp_type> first_max;
+        std::optional<write_time::timestamp_type> first_max;
         _skips_possible = false;
         _single = nullptr;
         size_t in_partition = 0;
@@ -481,7 +481,7 @@ private:
         std::optional<position_in_partition> end;    // nothing: up to the window's end
         bool step = false;                           // end is as far as the look-ahead went
     };
-    cover_end find_cover_end(source_state& a, api::timestamp_type ts) {
+    cover_end find_cover_end(source_state& a, write_time::timestamp_type ts) {
         for (size_t i = 0;; ++i) {
             if (i == a.pending.size()) {
                 if (i >= max_lookahead) {

@@ -32,7 +32,7 @@ namespace reef {
 //   loses data. The default never allows a skip.
 struct combined_reader_source {
     mutation_reader reader;
-    api::timestamp_type max_timestamp = std::numeric_limits<api::timestamp_type>::max();
+    write_time::timestamp_type max_timestamp = std::numeric_limits<write_time::timestamp_type>::max();
     // A reader without forwarding (sstables' full-scan reader, for
     // compaction) gives whole partitions: allowed only when the combined
     // reader does not forward either; what a newer tombstone deletes in it

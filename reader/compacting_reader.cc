@@ -55,7 +55,7 @@ bool keep_live_cells(row& r, deletion_time_type now) {
 class compacting_reader final : public mutation_reader_impl {
 public:
     compacting_reader(mutation_reader source, deletion_time_type now, compaction_mode mode,
-                      deletion_time_type gc_before, api::timestamp_type max_purgeable, max_purgeable_fn per_partition,
+                      deletion_time_type gc_before, write_time::timestamp_type max_purgeable, max_purgeable_fn per_partition,
                       streamed_forwarding fwd)
         : mutation_reader_impl(source.schema()), _source(std::move(source)), _mode(mode),
           _purger{now, gc_before, max_purgeable}, _max_purgeable_for(std::move(per_partition)),
@@ -250,7 +250,7 @@ private:
 
 mutation_reader make_compacting_reader(mutation_reader source, deletion_time_type now, compaction_mode mode,
                                        std::optional<deletion_time_type> gc_before,
-                                       api::timestamp_type max_purgeable, streamed_forwarding fwd) {
+                                       write_time::timestamp_type max_purgeable, streamed_forwarding fwd) {
     deletion_time_type gc = gc_before ? *gc_before : now - source.schema()->options().gc_grace_seconds;
     return mutation_reader(
         std::make_unique<compacting_reader>(std::move(source), now, mode, gc, max_purgeable, max_purgeable_fn{}, fwd));
@@ -263,7 +263,7 @@ mutation_reader make_compacting_reader(mutation_reader source, deletion_time_typ
         throw std::invalid_argument("make_compacting_reader: no max_purgeable function");
     }
     return mutation_reader(std::make_unique<compacting_reader>(std::move(source), now, mode, gc_before,
-                                                               std::numeric_limits<api::timestamp_type>::max(),
+                                                               std::numeric_limits<write_time::timestamp_type>::max(),
                                                                std::move(max_purgeable), fwd));
 }
 

@@ -49,14 +49,14 @@ enum class compaction_mode {
 mutation_reader make_compacting_reader(
     mutation_reader source, deletion_time_type now, compaction_mode mode,
     std::optional<deletion_time_type> gc_before = std::nullopt,
-    api::timestamp_type max_purgeable = std::numeric_limits<api::timestamp_type>::max(),
+    write_time::timestamp_type max_purgeable = std::numeric_limits<write_time::timestamp_type>::max(),
     streamed_forwarding fwd = streamed_forwarding::no);
 
 // For compaction: the oldest timestamp of data outside the compaction that
 // may hold a partition (Cassandra's CompactionController.getPurgeEvaluator,
 // from the overlapping sstables' bloom filters and min timestamps, and the
 // memtables); nothing written at or after it may be purged there.
-using max_purgeable_fn = std::function<api::timestamp_type(const dht::decorated_key&)>;
+using max_purgeable_fn = std::function<write_time::timestamp_type(const dht::decorated_key&)>;
 
 // The same, with max_purgeable asked once per partition, at its start.
 mutation_reader make_compacting_reader(mutation_reader source, deletion_time_type now, compaction_mode mode,

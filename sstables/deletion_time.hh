@@ -14,11 +14,11 @@ namespace reef::sstables {
 
 struct deletion_time {
     // Live (nothing deleted) is Cassandra's (Long.MIN_VALUE, Integer.MAX_VALUE).
-    int64_t marked_for_delete_at = api::missing_timestamp;
+    int64_t marked_for_delete_at = write_time::missing_timestamp;
     // Seconds; mc..nb store a signed 32-bit value (Integer.MAX_VALUE when live), oa an unsigned one.
     int64_t local_deletion_time = no_deletion_time_32;
 
-    bool live() const noexcept { return marked_for_delete_at == api::missing_timestamp; }
+    bool live() const noexcept { return marked_for_delete_at == write_time::missing_timestamp; }
     // The tombstone this deletion is (empty when live).
     tombstone to_tombstone() const noexcept {
         return live() ? tombstone{} : tombstone{marked_for_delete_at, local_deletion_time};

@@ -180,7 +180,7 @@ metadata_collector::metadata_collector(const schema& s, sstable_version v)
     , _partition_size(v >= sstable_version::nb ? 155 : 150)
     , _cells_per_partition(v >= sstable_version::md ? 118 : 114) {}
 
-void metadata_collector::update_timestamp(api::timestamp_type ts) {
+void metadata_collector::update_timestamp(write_time::timestamp_type ts) {
     if (!_timestamp_set) {
         _min_ts = _max_ts = ts;
         _timestamp_set = true;

@@ -30,7 +30,7 @@ public:
     // The histograms' sizes and the tombstone histogram's form depend on the version written.
     metadata_collector(const schema& s, sstable_version v);
 
-    void update_timestamp(api::timestamp_type ts);
+    void update_timestamp(write_time::timestamp_type ts);
     void update_local_deletion_time(int32_t ldt);
     void update_ttl(int32_t ttl);
     void update(const tombstone& t);

@@ -45,7 +45,7 @@ struct mx_row {
 struct mx_cell {
     column_id column = 0;  // index in the header's static or regular columns (Cassandra's Columns order)
     bytes_view path;       // complex columns: the cell path (list timeuuid, set element, map key, UDT field)
-    api::timestamp_type timestamp = api::missing_timestamp;
+    write_time::timestamp_type timestamp = write_time::missing_timestamp;
     int32_t ttl = 0;
     // Expiry of an expiring cell, deletion time of a tombstone, no_deletion_time otherwise.
     deletion_time_type local_deletion_time = no_deletion_time;

@@ -171,9 +171,9 @@ utils::sync_generator<parse_step> mx_parser::parse() {
             } else {
                 MX_READ(_in.read_be(i32, "the partition deletion's local deletion time"));
                 MX_READ(_in.read_be(i64, "the partition deletion's timestamp"));
-                if (i64 == api::missing_timestamp && i32 == no_deletion_time_32) {
+                if (i64 == write_time::missing_timestamp && i32 == no_deletion_time_32) {
                     // live
-                } else if (i64 == api::missing_timestamp || i32 == no_deletion_time_32) {
+                } else if (i64 == write_time::missing_timestamp || i32 == no_deletion_time_32) {
                     _in.fail(deletion_at, "expected a partition deletion time, found timestamp " + std::to_string(i64) +
                                               " with local deletion time " + std::to_string(i32) +
                                               " (only both or neither may say 'not deleted')");

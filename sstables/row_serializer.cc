@@ -88,7 +88,7 @@ serialization_header make_serialization_header(const schema& s, encoding_stats s
 row_serializer::row_serializer(const schema& s, encoding_stats stats)
     : _s(s), _stats(stats), _ck_types(s.clustering_types()) {}
 
-void row_serializer::write_timestamp(std::string& out, api::timestamp_type ts) const {
+void row_serializer::write_timestamp(std::string& out, write_time::timestamp_type ts) const {
     utils::append_unsigned_vint(out, uint64_t(ts) - uint64_t(_stats.min_timestamp));
 }
 
@@ -105,7 +105,7 @@ void row_serializer::write_ttl(std::string& out, int32_t ttl) const {
 
 void row_serializer::write_deletion(std::string& out, tombstone t) const {
     if (!t) {
-        write_timestamp(out, api::missing_timestamp);
+        write_timestamp(out, write_time::missing_timestamp);
         write_deletion_time32(out, no_deletion_time_32);
         return;
     }
@@ -122,7 +122,7 @@ void row_serializer::write_partition_header(std::string& out, std::string_view k
     out.append(b, 2);
     out.append(key);
     utils::write_be_unchecked<int32_t>(b, t ? deletion_time_32(t.deletion_time) : no_deletion_time_32);
-    utils::write_be_unchecked<int64_t>(b + 4, t ? t.timestamp : api::missing_timestamp);
+    utils::write_be_unchecked<int64_t>(b + 4, t ? t.timestamp : write_time::missing_timestamp);
     out.append(b, 12);
 }
 

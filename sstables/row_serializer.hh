@@ -45,7 +45,7 @@ public:
     const std::vector<data_type>& clustering_types() const noexcept { return _ck_types; }
 
 private:
-    void write_timestamp(std::string& out, api::timestamp_type ts) const;
+    void write_timestamp(std::string& out, write_time::timestamp_type ts) const;
     void write_deletion_time32(std::string& out, int32_t ldt) const;
     void write_ttl(std::string& out, int32_t ttl) const;
     void write_deletion(std::string& out, tombstone t) const;

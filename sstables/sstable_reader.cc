@@ -98,7 +98,7 @@ std::optional<tombstone> partition_tombstone_of(const deletion_time& d, sstable_
         return tombstone{d.marked_for_delete_at,
                          ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt)};
     }
-    bool no_timestamp = d.marked_for_delete_at == api::missing_timestamp;
+    bool no_timestamp = d.marked_for_delete_at == write_time::missing_timestamp;
     bool no_time = d.local_deletion_time == no_deletion_time_32;
     if (no_timestamp || no_time) {
         return no_timestamp && no_time ? std::optional(tombstone{}) : std::nullopt;

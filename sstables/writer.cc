@@ -362,7 +362,7 @@ writer_options writer_options_for(const schema& s) {
 
 // EncodingStats.Collector's rules: every timestamp; deletion times of deletions and expiring data; TTLs of
 // expiring data.
-void encoding_stats_collector::update_timestamp(api::timestamp_type ts) {
+void encoding_stats_collector::update_timestamp(write_time::timestamp_type ts) {
     _ts = _ts_set ? std::min(_ts, ts) : ts;
     _ts_set = true;
 }

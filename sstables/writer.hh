@@ -51,7 +51,7 @@ public:
     encoding_stats get() const;
 
 private:
-    void update_timestamp(api::timestamp_type ts);
+    void update_timestamp(write_time::timestamp_type ts);
     void update_ldt(int32_t ldt);
     void update_ttl(int32_t ttl);
     void update(const tombstone& t);

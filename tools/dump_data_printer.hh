@@ -20,7 +20,7 @@ struct dump_cell {
     bool complex_deletion = false;
     column_id column = 0;
     bytes path;
-    api::timestamp_type timestamp = api::missing_timestamp;
+    write_time::timestamp_type timestamp = write_time::missing_timestamp;
     int32_t ttl = 0;
     deletion_time_type ldt = no_deletion_time;
     bool deleted = false, expiring = false;

@@ -6,7 +6,7 @@
 #include "schema/types.hh"
 #include "sstables/mx_fragments.hh"
 #include "sstables/sstable_reader.hh"
-#include "tools/clustering_restrictions.hh"
+#include "cql/clustering_restrictions.hh"
 #include "tools/dump_data_printer.hh"
 #include "tools/sstable_open.hh"
 #include "tools/sstable_schema_check.hh"
@@ -77,7 +77,7 @@ future<std::string> query_one(descriptor d, const query_options& opts, std::vect
             range = dht::partition_range::singular(dht::decorated_key(token, std::move(key)));
         }
         auto slice = opts.where.empty() ? clustering_ranges{position_range::full()}
-                                        : clustering_ranges_from_cql(*names, opts.where);
+                                        : cql::clustering_ranges_from_cql(*names, opts.where);
         if (opts.reversed) {
             slice = reverse_ranges(slice);
         }

@@ -1,7 +1,7 @@
 // See sstable_schema_check.hh.
 #include "tools/sstable_schema_check.hh"
 
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 
 #include <fmt/format.h>
 

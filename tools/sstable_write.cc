@@ -416,7 +416,7 @@ private:
             if (bool(del) == bool(value)) {
                 fail(p, c, "a cell has either \"value\" or \"deletion_info\"");
             }
-            api::timestamp_type ts;
+            write_time::timestamp_type ts;
             if (auto* t = c.get("tstamp")) {
                 ts = integer(*t, p + ".tstamp");
             } else if (!marker.empty()) {

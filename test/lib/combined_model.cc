@@ -10,7 +10,7 @@
 
 namespace reef::testing {
 
-void map_timestamps(mutation_fragment& f, const std::function<api::timestamp_type(api::timestamp_type)>& fn) {
+void map_timestamps(mutation_fragment& f, const std::function<write_time::timestamp_type(write_time::timestamp_type)>& fn) {
     auto tomb = [&](tombstone& t) {
         if (t) {
             t.timestamp = fn(t.timestamp);
@@ -58,10 +58,10 @@ void map_timestamps(mutation_fragment& f, const std::function<api::timestamp_typ
     }
 }
 
-api::timestamp_type max_timestamp(std::vector<mutation_fragment> fs) {
-    api::timestamp_type max = api::missing_timestamp;
+write_time::timestamp_type max_timestamp(std::vector<mutation_fragment> fs) {
+    write_time::timestamp_type max = write_time::missing_timestamp;
     for (auto& f : fs) {
-        map_timestamps(f, [&](api::timestamp_type ts) {
+        map_timestamps(f, [&](write_time::timestamp_type ts) {
             max = std::max(max, ts);
             return ts;
         });
@@ -69,10 +69,10 @@ api::timestamp_type max_timestamp(std::vector<mutation_fragment> fs) {
     return max;
 }
 
-mutation shift_timestamps(const mutation& m, api::timestamp_type delta) {
+mutation shift_timestamps(const mutation& m, write_time::timestamp_type delta) {
     auto fs = to_fragments(m);
     for (auto& f : fs) {
-        map_timestamps(f, [&](api::timestamp_type ts) { return ts + delta; });
+        map_timestamps(f, [&](write_time::timestamp_type ts) { return ts + delta; });
     }
     return mutation_from_fragments(m.schema(), fs);
 }

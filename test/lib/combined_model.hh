@@ -17,11 +17,11 @@ namespace reef::testing {
 
 // Every write timestamp in a fragment, rewritten by fn (cells, collection
 // elements, markers, and partition, row, collection and range tombstones).
-void map_timestamps(mutation_fragment& f, const std::function<api::timestamp_type(api::timestamp_type)>& fn);
+void map_timestamps(mutation_fragment& f, const std::function<write_time::timestamp_type(write_time::timestamp_type)>& fn);
 // The greatest write timestamp in the fragments (what a source declares).
-api::timestamp_type max_timestamp(std::vector<mutation_fragment> fs);
+write_time::timestamp_type max_timestamp(std::vector<mutation_fragment> fs);
 // m with every timestamp raised by delta.
-mutation shift_timestamps(const mutation& m, api::timestamp_type delta);
+mutation shift_timestamps(const mutation& m, write_time::timestamp_type delta);
 
 // How a test reads: the partition ranges (the first at creation, then
 // fast_forward_to), the keys left by next_partition right after their
@@ -52,7 +52,7 @@ mutation visible(mutation m);
 struct combined_case {
     schema_ptr s;
     std::vector<std::vector<mutation>> sources;  // per source, partitions in ring order
-    std::vector<api::timestamp_type> max_timestamps;
+    std::vector<write_time::timestamp_type> max_timestamps;
     std::vector<size_t> buffer_fragments;        // per source: 1..3, or 128
     // Per source: forwarding, or (sometimes, when the plan has no windows)
     // whole partitions, as compaction's full-scan readers give.

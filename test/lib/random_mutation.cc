@@ -113,7 +113,7 @@ row_marker mutation_generator::marker() {
 }
 
 atomic_cell mutation_generator::cell() {
-    api::timestamp_type ts = rnd(0, 5);
+    write_time::timestamp_type ts = rnd(0, 5);
     switch (rnd(0, 3)) {
     case 0: return atomic_cell::make_dead(ts, rnd(0, 2));
     case 1: return atomic_cell::make_expiring(ts, std::string(1, char('a' + rnd(0, 2))), rnd(1, 2), rnd(0, 3));

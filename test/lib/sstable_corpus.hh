@@ -2,7 +2,7 @@
 // test/resource/sstables (small sets generated for codecs the corpus lacks), with its dataset's schema.cql.
 #pragma once
 
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 #include "sstables/version.hh"
 #include "test/lib/peer_corpus.hh"
 

@@ -189,7 +189,7 @@ private:
     schema_ptr _s;
     table _table;
     std::vector<dht::decorated_key> _keys;
-    api::timestamp_type _clock = 0;
+    write_time::timestamp_type _clock = 0;
     combined_reader_stats _stats;
 };
 

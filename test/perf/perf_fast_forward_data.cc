@@ -84,7 +84,7 @@ dataset make_dataset(std::string name, std::string description, dataset_kind kin
 
 // The row's one cell (the blob, column 0), with its own timestamp: one mutation per row, as a client's writes.
 mutation row_mutation(const schema_ptr& s, const dht::decorated_key& pk, const clustering_key_prefix& ck,
-                      const std::string& value, api::timestamp_type ts) {
+                      const std::string& value, write_time::timestamp_type ts) {
     mutation m(s, pk);
     deletable_row r;
     r.cells.apply(0, atomic_cell::make_live(ts, value));
@@ -194,7 +194,7 @@ future<> populate(const std::string& data_dir, const dataset& ds, const dataset_
         for (auto& c : value) {
             c = char(rng());
         }
-        auto ts0 = api::timestamp_type(std::chrono::duration_cast<std::chrono::microseconds>(
+        auto ts0 = write_time::timestamp_type(std::chrono::duration_cast<std::chrono::microseconds>(
                                            std::chrono::system_clock::now().time_since_epoch())
                                            .count());
         auto start = clock_type::now();
@@ -207,10 +207,10 @@ future<> populate(const std::string& data_dir, const dataset& ds, const dataset_
         auto pk0 = int_pkey(0);
         for (uint64_t i = 0; i < cfg.rows; ++i) {
             if (ds.kind == dataset_kind::large_partition) {
-                t.apply(row_mutation(ds.schema, pk0, present_ck(int64_t(i)), value, ts0 + api::timestamp_type(i)));
+                t.apply(row_mutation(ds.schema, pk0, present_ck(int64_t(i)), value, ts0 + write_time::timestamp_type(i)));
             } else {
                 t.apply(row_mutation(ds.schema, int_pkey(int32_t(i)), clustering_key_prefix{}, value,
-                                     ts0 + api::timestamp_type(i)));
+                                     ts0 + write_time::timestamp_type(i)));
             }
             if ((i & 1023) == 0) {
                 // Lets the background flush run, and waits for it when writes outrun it (memory stays bounded).

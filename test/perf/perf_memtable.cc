@@ -98,7 +98,7 @@ insert_figures fill(memtable& mt, const workload& w, size_t value_size, uint64_t
         for (size_t i = first; i < std::min(w.rows, first + batch_size); ++i) {
             uint32_t p = order[i % w.partitions];
             uint32_t j = uint32_t(i / w.partitions);
-            api::timestamp_type ts = api::timestamp_type(1'000'000 + i);
+            write_time::timestamp_type ts = write_time::timestamp_type(1'000'000 + i);
             mutation m(s, keys[p]);
             deletable_row r;
             r.marker = row_marker{ts};

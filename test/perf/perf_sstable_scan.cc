@@ -241,7 +241,7 @@ int perf_sstable_scan_main(int argc, char** argv) {
                 mutation m(s, dht::decorated_key(partition_key(int_string(uint32_t(p)))));
                 for (uint64_t j = 0; j < sh.rows_per_partition && row < rows; ++j, ++row) {
                     deletable_row r;
-                    api::timestamp_type ts = api::timestamp_type(1'000'000 + row);
+                    write_time::timestamp_type ts = write_time::timestamp_type(1'000'000 + row);
                     r.marker = row_marker{ts};
                     fill_value(value, rng);
                     r.cells.apply(0, atomic_cell::make_live(ts, value));

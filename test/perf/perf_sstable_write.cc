@@ -135,7 +135,7 @@ int perf_sstable_write_main(int argc, char** argv) {
                 for (uint64_t j = 0; j < sh.rows_per_partition && row < rows; ++j, ++row) {
                     deletable_row r;
                     // Write times of 2025, deltas from the default encoding stats' epoch as a table's flush has.
-                    api::timestamp_type ts = api::timestamp_type(1'750'000'000'000'000 + row);
+                    write_time::timestamp_type ts = write_time::timestamp_type(1'750'000'000'000'000 + row);
                     r.marker = row_marker{ts};
                     // Half random: compressible to about half, as db_bench's default values.
                     for (size_t i = 0; i < value.size() / 2; ++i) {

@@ -150,9 +150,9 @@ struct model_memtable {
 
 // Timestamps of a stream, walked over its fragments (another path than
 // the memtable's walk over partitions).
-void stream_timestamps(const std::vector<mutation_fragment>& fs, api::timestamp_type& lo, api::timestamp_type& hi) {
-    auto note = [&](api::timestamp_type ts) {
-        if (ts != api::missing_timestamp) {
+void stream_timestamps(const std::vector<mutation_fragment>& fs, write_time::timestamp_type& lo, write_time::timestamp_type& hi) {
+    auto note = [&](write_time::timestamp_type ts) {
+        if (ts != write_time::missing_timestamp) {
             lo = std::min(lo, ts);
             hi = std::max(hi, ts);
         }
@@ -375,7 +375,7 @@ REEF_TEST_CASE(test_reads_match_model) {
             model_memtable t(s, g.rnd(1, 12));
             BOOST_REQUIRE(t.mt->empty());
             int writes = g.rnd(0, 3 * int(t.keys.size()));
-            api::timestamp_type lo = std::numeric_limits<api::timestamp_type>::max(), hi = api::missing_timestamp;
+            write_time::timestamp_type lo = std::numeric_limits<write_time::timestamp_type>::max(), hi = write_time::missing_timestamp;
             for (int w = 0; w < writes; ++w) {
                 auto m = g.make(t.keys[g.rnd(0, int(t.keys.size()) - 1)], g.rnd(0, 1) ? 8 : 30);
                 stream_timestamps(to_fragments(m), lo, hi);

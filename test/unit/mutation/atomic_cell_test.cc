@@ -28,7 +28,7 @@ BOOST_AUTO_TEST_CASE(test_tombstone_supersedes) {
     BOOST_CHECK(acc == t3);
     BOOST_CHECK(t1.deletes(100));
     BOOST_CHECK(!t1.deletes(101));
-    BOOST_CHECK(!none.deletes(api::missing_timestamp + 1));
+    BOOST_CHECK(!none.deletes(write_time::missing_timestamp + 1));
 }
 
 BOOST_AUTO_TEST_CASE(test_reconcile_rules) {
@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(test_reconcile_is_order_independent) {
     std::mt19937 rng(12345);
     auto pick = [&](int n) { return int(rng() % unsigned(n)); };
     auto random_cell = [&]() {
-        api::timestamp_type ts = pick(3);
+        write_time::timestamp_type ts = pick(3);
         std::string v(size_t(pick(3)), char(pick(3) * 120));
         switch (pick(3)) {
         case 0: return atomic_cell::make_live(ts, v);

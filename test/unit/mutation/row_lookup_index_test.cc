@@ -259,7 +259,7 @@ void require_same_lower_bound(const schema& s, const mutation_partition& p, cons
     }
 }
 
-deletable_row marker_row(api::timestamp_type ts) {
+deletable_row marker_row(write_time::timestamp_type ts) {
     deletable_row r;
     r.marker.timestamp = ts;
     return r;

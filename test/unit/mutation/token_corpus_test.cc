@@ -3,7 +3,7 @@
 // in strictly increasing (token, key bytes) order by our decorated_key.
 #include "mutation/partition_key.hh"
 #include "mutation/token.hh"
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 #include "test/lib/peer_corpus.hh"
 
 #include <boost/test/unit_test.hpp>

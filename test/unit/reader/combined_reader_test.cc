@@ -118,7 +118,7 @@ REEF_TEST_CASE(test_combined_rejects_non_forwarding_source) {
 namespace {
 
 // Rows ck(from..to) with a marker at ts.
-void add_rows(mutation& m, int from, int to, api::timestamp_type ts) {
+void add_rows(mutation& m, int from, int to, write_time::timestamp_type ts) {
     for (int c = from; c <= to; ++c) {
         m.partition().apply_row(*m.schema(), ck(c), deletable_row{row_marker{ts}, {}, {}});
     }

@@ -21,7 +21,7 @@ namespace {
 
 // The model of compaction: purge.
 std::optional<mutation> model_compaction(mutation m, deletion_time_type now, deletion_time_type gc_before,
-                                         api::timestamp_type max_purgeable) {
+                                         write_time::timestamp_type max_purgeable) {
     m.partition().purge(now, gc_before, max_purgeable);
     if (is_empty(m)) {
         return std::nullopt;
@@ -148,12 +148,12 @@ void check_no_tombstones(const std::vector<mutation_fragment>& fs, deletion_time
 struct random_params {
     deletion_time_type now;
     deletion_time_type gc_before;
-    api::timestamp_type max_purgeable;
+    write_time::timestamp_type max_purgeable;
 };
 
 random_params random_times(mutation_generator& g) {
     // Deletion and expiry times are in [0, 3], timestamps in [0, 5].
-    random_params p{g.rnd(0, 4), g.rnd(-1, 4), std::numeric_limits<api::timestamp_type>::max()};
+    random_params p{g.rnd(0, 4), g.rnd(-1, 4), std::numeric_limits<write_time::timestamp_type>::max()};
     if (g.rnd(0, 2) == 0) {
         p.max_purgeable = g.rnd(0, 6);
     }
@@ -202,8 +202,8 @@ future<> run_random(compaction_mode mode, int cases_per_schema, int skip_one_in)
             // Compaction asks max_purgeable per partition now and then, as
             // overlapping sstables make it differ from key to key.
             bool per_key = mode == compaction_mode::compaction && g.rnd(0, 2) == 0;
-            auto max_purgeable_of = [](const dht::decorated_key& k) -> api::timestamp_type {
-                return api::timestamp_type(uint64_t(k.get_token().value()) % 7);
+            auto max_purgeable_of = [](const dht::decorated_key& k) -> write_time::timestamp_type {
+                return write_time::timestamp_type(uint64_t(k.get_token().value()) % 7);
             };
             auto r = per_key ? make_compacting_reader(std::move(source), times.now, mode, times.gc_before,
                                                       max_purgeable_fn(max_purgeable_of))

@@ -2,7 +2,7 @@
 // ways, and every value of the peer corpus' expected.json read back and printed identically.
 #include "test/lib/peer_corpus.hh"
 
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 #include "schema/types.hh"
 #include "schema/value_format.hh"
 #include "utils/json_reader.hh"

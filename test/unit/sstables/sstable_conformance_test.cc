@@ -642,7 +642,7 @@ REEF_TEST_CASE(sstable_reader_slice_reads_only_its_blocks) {
                 ch = char(rng());
             }
             deletable_row r;
-            r.marker = row_marker{api::timestamp_type(1000 + j)};
+            r.marker = row_marker{write_time::timestamp_type(1000 + j)};
             r.cells.apply(0, atomic_cell::make_live(1000 + j, value));
             m.partition().apply_row(*s, ck(j), r);
         }

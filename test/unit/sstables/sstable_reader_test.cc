@@ -215,7 +215,7 @@ mutation long_partition(const schema_ptr& s, uint32_t rows) {
     std::string value(100, 'v');
     for (uint32_t j = 0; j < rows; ++j) {
         deletable_row r;
-        api::timestamp_type ts = api::timestamp_type(1000 + j);
+        write_time::timestamp_type ts = write_time::timestamp_type(1000 + j);
         r.marker = row_marker{ts};
         value[j % 100] = char(j);
         r.cells.apply(0, atomic_cell::make_live(ts, value));

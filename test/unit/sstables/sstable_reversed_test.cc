@@ -6,7 +6,7 @@
 // windows); every corpus partition read reversed is its forward read reversed; a reversed read of the last rows of
 // a large partition reads a few windows of Data.db, not the partition.
 #include "db/memtable.hh"
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 #include "db/memtable_reader.hh"
 #include "reader/combined_reader.hh"
 #include "reader/mutation_fragment_filter.hh"

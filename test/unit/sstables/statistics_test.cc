@@ -1,7 +1,7 @@
 // Statistics.db tests: every corpus sstable's Statistics.db parses, and its values agree with the dataset's
 // schema.cql and the oracle dump (partitioner, column names and types, timestamp bounds); truncated and
 // byte-flipped copies fail with malformed_sstable_exception, never anything worse.
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 #include "sstables/exceptions.hh"
 #include "sstables/statistics.hh"
 #include "sstables/version.hh"

@@ -2,7 +2,7 @@
 // oracle's clock, 1750000000) is expected.json byte for byte; and the verb reads real files the same way.
 #include "test/lib/mx_test_support.hh"
 #include "test/lib/reef_test.hh"
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 #include "tools/sstable_dump_data.hh"
 #include "tools/sstable_schema_check.hh"
 

@@ -22,7 +22,7 @@
 #include "test/lib/sstable_corpus.hh"
 #include "test/lib/tmpdir.hh"
 #include "test/lib/writable_mutation.hh"
-#include "tools/clustering_restrictions.hh"
+#include "cql/clustering_restrictions.hh"
 #include "tools/dump_data_printer.hh"
 #include "tools/sstable_dump_data.hh"
 #include "tools/sstable_open.hh"
@@ -265,7 +265,7 @@ future<> check_sstable(const descriptor& d, schema_ptr names, std::mt19937_64& r
                     auto value = [&](size_t col) { return pool[rng() % pool.size()].to_vector()[col]; };
                     auto where = random_where(ns, rng, value);
                     BOOST_TEST_CONTEXT("--where \"" << where.text << "\"") {
-                        auto ranges = clustering_ranges_from_cql(ns, where.text);
+                        auto ranges = cql::clustering_ranges_from_cql(ns, where.text);
                         auto sliced = co_await read_and_close(make_fragment_vector_reader(
                             rs, pf, dht::partition_range::singular(ps.key), streamed_forwarding::no, false, ranges));
                         std::vector<clustering_key_prefix> model;

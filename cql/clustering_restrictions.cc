@@ -4,9 +4,9 @@
 // i of {P + v0..vi-1 equal, column k+i greater than vi} (plus P + v equal for `>=`); each piece is one range in
 // clustering order (after the value for an ASC column, before it for a DESC one). The lower and the upper bound's
 // pieces are each sorted, then intersected. A single-column bound is the tuple of one.
-#include "tools/clustering_restrictions.hh"
+#include "cql/clustering_restrictions.hh"
 
-#include "schema/cql_lexer.hh"
+#include "cql/cql_lexer.hh"
 #include "schema/types.hh"
 
 #include <fmt/format.h>
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace reef::tools {
+namespace reef::cql {
 
 namespace {
 
@@ -434,4 +434,4 @@ clustering_ranges clustering_ranges_from_cql(const schema& s, std::string_view w
     return range_builder(s).build(rels);
 }
 
-} // namespace reef::tools
+} // namespace reef::cql

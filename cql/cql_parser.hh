@@ -2,7 +2,7 @@
 // schema.cql files. A bad statement throws cql_parse_error with the line, column and offending token.
 #pragma once
 
-#include "schema/cql_lexer.hh"
+#include "cql/cql_lexer.hh"
 #include "schema/schema.hh"
 
 #include <map>

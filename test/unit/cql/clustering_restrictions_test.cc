@@ -3,17 +3,17 @@
 // the ranges exactly when the relations' predicate holds, and the ranges are sorted, non-empty and disjoint.
 // Invalid relations are errors naming them.
 #include "mutation/position_in_partition.hh"
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/random_where.hh"
-#include "tools/clustering_restrictions.hh"
+#include "cql/clustering_restrictions.hh"
 
 #include <boost/test/unit_test.hpp>
 
 #include <random>
 
 using namespace reef;
-using namespace reef::tools;
+using namespace reef::cql;
 
 namespace {
 

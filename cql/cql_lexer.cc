@@ -1,6 +1,6 @@
 // The lexer follows the token rules of Cassandra's Lexer.g for the subset a schema needs.
 
-#include "schema/cql_lexer.hh"
+#include "cql/cql_lexer.hh"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // errors that name the line, column and token.
 #include "test/lib/peer_corpus.hh"
 
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 #include "schema/schema.hh"
 
 #include <boost/test/unit_test.hpp>

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string_view>
 
-namespace reef::tools {
+namespace reef::cql {
 
 // A relation that is not valid, or not supported, named with its text.
 class bad_restriction : public std::invalid_argument {
@@ -28,4 +28,4 @@ public:
 // The ranges are sorted and non-overlapping in s's clustering order (empty when nothing can match).
 clustering_ranges clustering_ranges_from_cql(const schema& s, std::string_view where);
 
-} // namespace reef::tools
+} // namespace reef::cql

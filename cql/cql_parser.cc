@@ -1,7 +1,7 @@
 // A recursive-descent parser of the schema statements, over cql_lexer's tokens. Names are lowercased unless
 // quoted, keywords are case-insensitive, as in Cassandra.
 
-#include "schema/cql_parser.hh"
+#include "cql/cql_parser.hh"
 
 #include <fmt/format.h>
 

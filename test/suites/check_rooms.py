@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the rooms' include order: a room (a top-level folder) includes only rooms listed before it in
 configure.py's ROOMS, the one list of the order, and Boost only in api/'s .cc files (tests are exempt: test/ and
-main.cc are not scanned). Each violation is printed as file:line with both rooms; the exit code is 1 if any.
+main.cc are not scanned); and ARCHITECTURE.md's room table lists the rooms in that order, then test/ and dist/.
+Each violation is printed as file:line with both rooms; the exit code is 1 if any.
 
 Before scanning the tree it checks itself: it builds a small tree in a temporary folder with one include of a
 later room and one Boost include, and fails unless both are caught (and a clean tree passes), so a checker that
@@ -18,6 +19,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"/]+)/[^"]*"')
 BOOST = re.compile(r'^\s*#\s*include\s*[<"]boost/')
+TABLE_ROW = re.compile(r'^\| `([a-z_]+)/` \|')
 # Folders that come after every room: anything there may include any room, no room may include them.
 AFTER_ROOMS = ['test', 'dist']
 
@@ -59,13 +61,35 @@ def check(root, rooms):
                         where = 'an api/ header' if room == 'api' else f'room {room}/'
                         problems.append(f'{rel}:{lineno}: Boost included in {where} (Boost only in api/ .cc files '
                                         f'and tests): {line.strip()}')
+    problems += check_table(root, rooms)
     return problems
+
+
+def check_table(root, rooms):
+    """ARCHITECTURE.md's room table must list rooms + AFTER_ROOMS in that order (nothing to check without the file)."""
+    path = os.path.join(root, 'ARCHITECTURE.md')
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding='utf-8') as f:
+        rows = [(lineno, m.group(1)) for lineno, line in enumerate(f, 1) if (m := TABLE_ROW.match(line))]
+    expected = rooms + AFTER_ROOMS
+    if [r for _, r in rows] == expected:
+        return []
+    for i, (lineno, room) in enumerate(rows):
+        if i >= len(expected) or room != expected[i]:
+            want = expected[i] if i < len(expected) else 'no more rows'
+            return [f'ARCHITECTURE.md:{lineno}: the room table has {room}/ where configure.py ROOMS (then '
+                    f'{", ".join(AFTER_ROOMS)}) puts {want}']
+    return [f'ARCHITECTURE.md: the room table ends before {expected[len(rows)]}/ (configure.py ROOMS, then '
+            f'{", ".join(AFTER_ROOMS)})']
 
 
 def self_test():
     """Builds trees with known violations and checks that each is caught; returns the failures."""
     rooms = ['runtime', 'mutation', 'db', 'api']
+    table = '| folder | owns |\n|---|---|\n' + ''.join(f'| `{r}/` | x |\n' for r in rooms + AFTER_ROOMS)
     files = {
+        'ARCHITECTURE.md': table,
         'runtime/a.hh': '#pragma once\n#include <vector>\n',
         'mutation/b.hh': '#pragma once\n#include "runtime/a.hh"\n',
         'db/c.cc': '#include "mutation/b.hh"\n#include "db/c.hh"\n',
@@ -77,6 +101,8 @@ def self_test():
         'runtime/bad.hh': ('#include "test/lib/x.hh"\n', 'runtime/bad.hh:1: room runtime/ includes test/'),
         'db/boost.cc': ('#include <boost/range.hpp>\n', 'db/boost.cc:1: Boost included in room db/'),
         'api/bad.hh': ('#include "boost/asio.hpp"\n', 'api/bad.hh:1: Boost included in an api/ header'),
+        'ARCHITECTURE.md': (table.replace('| `mutation/` |', '| `tmp/` |').replace('| `db/` |', '| `mutation/` |')
+                            .replace('| `tmp/` |', '| `db/` |'), 'ARCHITECTURE.md:4: the room table has db/'),
     }
     failures = []
 
@@ -110,7 +136,8 @@ def main():
         print(f'check_rooms: self-test failed: {f}')
     if failures:
         return 1
-    print('check_rooms: self-test passed (upward includes and Boost outside api/ are caught)')
+    print('check_rooms: self-test passed (upward includes, Boost outside api/ .cc files, a misordered room '
+          'table are caught)')
 
     rooms = load_rooms(args.root)
     problems = check(args.root, rooms)

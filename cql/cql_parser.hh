@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cql/cql_lexer.hh"
+#include "schema/keyspace.hh"
 #include "schema/schema.hh"
 
 #include <map>
@@ -12,13 +13,6 @@
 #include <vector>
 
 namespace reef {
-
-struct keyspace_definition {
-    std::string name;
-    // The replication map as given ({'class': 'SimpleStrategy', 'replication_factor': '1'}).
-    std::map<std::string, std::string> replication;
-    bool durable_writes = true;
-};
 
 // What a CQL script defines, in order; later statements see earlier ones (USE, user types).
 struct cql_catalog {

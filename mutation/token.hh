@@ -36,6 +36,13 @@ private:
     int64_t _value = std::numeric_limits<int64_t>::min();
 };
 
+inline constexpr unsigned default_sharding_ignore_msb = 12;
+constexpr unsigned shard_of(token t, unsigned shard_count, unsigned ignore_msb = default_sharding_ignore_msb) noexcept {
+    uint64_t unbiased = uint64_t(t.value()) + (uint64_t(1) << 63);
+    uint64_t fraction = ignore_msb >= 64 ? 0 : unbiased << ignore_msb;
+    return unsigned((static_cast<unsigned __int128>(fraction) * shard_count) >> 64);
+}
+
 // Murmur3Partitioner.getToken of the serialized partition key.
 token murmur3_token(std::span<const std::byte> partition_key_bytes) noexcept;
 token murmur3_token(std::span<const char> partition_key_bytes) noexcept;

@@ -157,6 +157,18 @@ schema_builder& schema_builder::with_column(std::string name, data_type type, co
     return *this;
 }
 
+schema_builder& schema_builder::without_column(std::string_view name) {
+    for (auto* group : {&_s._static_columns, &_s._regular_columns}) {
+        auto it = std::find_if(group->begin(), group->end(), [&](auto& c) { return c.name == name; });
+        if (it != group->end()) {
+            group->erase(it);
+            std::erase(_s._declared, std::string(name));
+            return *this;
+        }
+    }
+    throw std::invalid_argument(fmt::format("table {}.{}: no static or regular column {}", _s._keyspace, _s._table, name));
+}
+
 schema_builder& schema_builder::with_options(table_options options) {
     _s._options = std::move(options);
     return *this;

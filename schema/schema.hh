@@ -90,10 +90,14 @@ class schema_builder {
     schema _s;
 public:
     schema_builder(std::string keyspace, std::string table);
+    // A new version of s (same id, columns, options), for ALTER TABLE.
+    explicit schema_builder(const schema& s) : _s(s) {}
     schema_builder& with_id(const table_id& id);
     schema_builder& with_column(std::string name, data_type type, column_kind kind,
                                 clustering_order order = clustering_order::asc);
     schema_builder& with_options(table_options options);
+    // Removes a static or regular column; throws std::invalid_argument when there is none of that name.
+    schema_builder& without_column(std::string_view name);
     table_options& options() { return _s._options; }
     // Throws std::invalid_argument naming the problem.
     schema_ptr build();

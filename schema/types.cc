@@ -326,7 +326,7 @@ data_type abstract_type::freeze() const {
     case type_kind::map: return map_type(_params[0], _params[1], false);
     case type_kind::user: {
         auto& u = static_cast<const user_type_impl&>(*this);
-        return user_type(u._keyspace, u._name, u._field_names, _params, false);
+        return user_type(u._keyspace, u._name, u._field_names, u._declared_field_types, false);
     }
     default: return shared_from_this();
     }
@@ -673,11 +673,14 @@ data_type tuple_type(std::vector<data_type> fields) {
 
 data_type user_type(std::string keyspace, std::string name, std::vector<std::string> field_names,
                     std::vector<data_type> field_types, bool multi_cell) {
+    auto declared = field_types;
     for (auto& f : field_types) {
         f = f->freeze();
     }
-    return std::make_shared<const user_type_impl>(std::move(keyspace), std::move(name), std::move(field_names),
-                                                  std::move(field_types), multi_cell);
+    auto t = std::make_shared<user_type_impl>(std::move(keyspace), std::move(name), std::move(field_names),
+                                              std::move(field_types), multi_cell);
+    t->_declared_field_types = std::move(declared);
+    return t;
 }
 
 data_type reversed_type(data_type base) {

@@ -131,14 +131,19 @@ class user_type_impl final : public abstract_type {
     std::string _keyspace;
     std::string _name;
     std::vector<std::string> _field_names;
+    std::vector<data_type> _declared_field_types;
 public:
     user_type_impl(std::string keyspace, std::string name, std::vector<std::string> field_names,
                    std::vector<data_type> field_types, bool multi_cell);
     const std::string& keyspace() const { return _keyspace; }
     const std::string& type_name() const { return _name; }
     const std::vector<std::string>& field_names() const { return _field_names; }
+    // The field types as CREATE TYPE declared them: a collection written without frozen<> keeps that form here (as
+    // Cassandra stores it in system_schema.types), while field_types() are always frozen (a field is one value).
+    const std::vector<data_type>& declared_field_types() const { return _declared_field_types; }
     std::string cql_name() const override;
     friend class abstract_type;
+    friend data_type user_type(std::string, std::string, std::vector<std::string>, std::vector<data_type>, bool);
 };
 
 // The native types (one shared instance each).

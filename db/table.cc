@@ -40,7 +40,19 @@ table::~table() = default;
 future<> table::start() {
     auto& dir = _cfg.directory;
     co_await run_blocking([&dir] { std::filesystem::create_directories(dir); });
-    co_await sstables::remove_partial_sstables(dir);
+    if (_cfg.shard_count == 0 || _cfg.shard >= _cfg.shard_count) {
+        throw std::invalid_argument(dir + ": table_config shard " + std::to_string(_cfg.shard) + " of " +
+                                    std::to_string(_cfg.shard_count));
+    }
+    unsigned shard = _cfg.shard, count = _cfg.shard_count;
+    std::function<bool(const sstables::descriptor&)> owned = [shard, count](const sstables::descriptor& d) {
+        try {
+            return std::stoull(d.generation) % count == shard;
+        } catch (...) {
+            return shard == 0;  // not a number: start() refuses it below; one shard cleans it
+        }
+    };
+    co_await sstables::remove_partial_sstables(dir, std::move(owned));
     auto descs = co_await run_blocking([&dir] {
         std::vector<sstables::descriptor> out;
         for (auto& e : std::filesystem::directory_iterator(dir)) {
@@ -52,13 +64,16 @@ future<> table::start() {
         return out;
     });
     for (auto& d : descs) {
-        _sstables.push_back(co_await open_table_sstable(d));
         uint64_t gen = 0;
         try {
             gen = std::stoull(d.generation);
         } catch (...) {
             throw std::runtime_error(d.filename(sstables::component_type::toc) + ": generation is not a number");
         }
+        if (gen % _cfg.shard_count != _cfg.shard) {
+            continue;  // another shard's
+        }
+        _sstables.push_back(co_await open_table_sstable(d));
         _last_generation = std::max(_last_generation, gen);
     }
 }
@@ -96,7 +111,14 @@ void table::seal_active() {
 }
 
 sstables::descriptor table::next_descriptor() {
-    return sstables::descriptor{_cfg.directory, sstables::sstable_version::me, std::to_string(++_last_generation), "big"};
+    // The least generation above the last that is ours: n * shard_count + shard.
+    uint64_t n = _last_generation / _cfg.shard_count;
+    uint64_t gen = n * _cfg.shard_count + _cfg.shard;
+    if (gen <= _last_generation) {
+        gen += _cfg.shard_count;
+    }
+    _last_generation = gen;
+    return sstables::descriptor{_cfg.directory, sstables::sstable_version::me, std::to_string(gen), "big"};
 }
 
 future<sstables::written_sstable> table::write(mutation_reader& r, sstables::descriptor d) {

@@ -23,8 +23,12 @@ namespace reef {
 
 struct table_config {
     // The table's data directory: its sstables are `<directory>/me-<generation>-big-<Component>`, generations
-    // decimal, each new sstable one above the greatest seen (loaded or written).
+    // decimal. The shards of a database share the directory: this table instance owns the sstables whose
+    // generation % shard_count == shard (db/README.md, "Sharing a table directory"), loads only those, and
+    // numbers each new sstable the next such generation above the greatest it has seen (loaded or written).
     std::string directory;
+    unsigned shard = 0;
+    unsigned shard_count = 1;
     // A memtable whose occupancy() reaches this many bytes is sealed and flushed in the background.
     size_t memtable_flush_threshold = 64 << 20;
     // Reads of the sstables go through a row cache (db/row_cache.hh), as in ScyllaDB; tests of the sstable read

@@ -2,6 +2,9 @@
 // compaction) and the removal of its files.
 #include "db/table_sstable.hh"
 
+#include "db/schema_upgrade.hh"
+#include "sstables/mx_fragments.hh"
+
 #include "mutation/mutation.hh"
 #include "runtime/file.hh"
 #include "sstables/index_pages.hh"
@@ -168,11 +171,25 @@ private:
 mutation_reader make_sstable_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
                                     clustering_ranges slice, bool reversed, streamed_forwarding fwd,
                                     cache::bypass_cache bypass, reader_permit permit) {
+    if (!header_matches(*s, *sst->header)) {
+        // Written before an ALTER TABLE: read with the sstable's own columns, cells moved to the current ones.
+        auto written = sstables::schema_from_header(*sst->header, s->keyspace(), s->table());
+        return make_upgrading_reader(mutation_reader(std::make_unique<indexed_reader>(std::move(sst), std::move(written), range,
+                                                                                      std::move(slice), reversed, fwd, bypass,
+                                                                                      std::move(permit))),
+                                     std::move(s));
+    }
     return mutation_reader(std::make_unique<indexed_reader>(std::move(sst), std::move(s), range, std::move(slice), reversed,
                                                             fwd, bypass, std::move(permit)));
 }
 
 mutation_reader make_sstable_full_scan_reader(std::shared_ptr<table_sstable> sst, schema_ptr s) {
+    if (!header_matches(*s, *sst->header)) {
+        auto written = sstables::schema_from_header(*sst->header, s->keyspace(), s->table());
+        return make_upgrading_reader(mutation_reader(std::make_unique<full_scan_reader>(std::move(sst), std::move(written),
+                                                                                         dht::partition_range::full())),
+                                     std::move(s));
+    }
     return mutation_reader(std::make_unique<full_scan_reader>(std::move(sst), std::move(s), dht::partition_range::full()));
 }
 

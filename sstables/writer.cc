@@ -614,7 +614,7 @@ future<written_sstable> write_sstable(mutation_reader& stream, schema_ptr s, des
     std::rethrow_exception(err);
 }
 
-future<std::vector<descriptor>> remove_partial_sstables(std::string dir) {
+future<std::vector<descriptor>> remove_partial_sstables(std::string dir, std::function<bool(const descriptor&)> owned) {
     const std::string* dp = &dir;
     // (generation's tmp TOC, whether its TOC.txt exists, every file of the generation)
     struct partial {
@@ -659,6 +659,9 @@ future<std::vector<descriptor>> remove_partial_sstables(std::string dir) {
         return found;
     };
     auto found = co_await run_blocking(list);
+    if (owned) {
+        std::erase_if(found, [&owned](const partial& p) { return !owned(p.d); });
+    }
     std::vector<descriptor> removed;
     for (auto& p : found) {
         if (!p.committed) {

@@ -12,6 +12,7 @@
 #include "sstables/version.hh"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,7 +81,9 @@ future<written_sstable> write_sstable(mutation_reader& stream, schema_ptr s, des
 // Removes the leftovers of writes that did not finish in directory dir: every generation with a TOC.txt.tmp
 // and no TOC.txt loses all of its component files, the TOC.txt.tmp last (so a crash during the removal is
 // finished by the next call); a stray TOC.txt.tmp beside a TOC.txt is removed. Returns the generations removed.
-// Sstable-opening code calls it before loading a directory.
-future<std::vector<descriptor>> remove_partial_sstables(std::string dir);
+// Sstable-opening code calls it before loading a directory. `owned`, when given, limits it to the generations
+// for which it returns true (a shard of a shared table directory must leave the other shards' writes alone).
+future<std::vector<descriptor>> remove_partial_sstables(std::string dir,
+                                                        std::function<bool(const descriptor&)> owned = {});
 
 } // namespace reef::sstables

@@ -1,0 +1,847 @@
+// database: the shard hops of schema changes, reads and writes; table directories, snapshots, start and stop.
+#include "db/database.hh"
+
+#include "db/schema_upgrade.hh"
+#include "runtime/blocking.hh"
+#include "runtime/log.hh"
+#include "runtime/smp.hh"
+#include "utils/json_writer.hh"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace reef {
+
+namespace {
+
+logger dblog("database");
+
+clustering_ranges full_slice() { return clustering_ranges{position_range::full()}; }
+
+int64_t now_micros() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+int64_t now_millis() { return now_micros() / 1000; }
+
+keyspace_definition local_keyspace(std::string_view name) {
+    return keyspace_definition{std::string(name), {{"class", "org.apache.cassandra.locator.LocalStrategy"}}, true};
+}
+
+std::string qualified(std::string_view ks, std::string_view t) { return std::string(ks) + "." + std::string(t); }
+
+// Whether t is, or contains, the user type ks.name.
+bool type_uses(const data_type& t, const std::string& ks, const std::string& name) {
+    if (auto* ut = dynamic_cast<const user_type_impl*>(t.get()); ut && ut->keyspace() == ks && ut->type_name() == name) {
+        return true;
+    }
+    return std::any_of(t->field_types().begin(), t->field_types().end(),
+                       [&](const data_type& f) { return type_uses(f, ks, name); });
+}
+
+} // namespace
+
+struct database::table_entry {
+    std::shared_ptr<table> t;
+    // An ALTER or TRUNCATE replaces the table: writes wait for it.
+    bool paused = false;
+    condition_variable resumed;
+};
+
+database::database(sharded<database>* container, database_config cfg) : _container(container), _cfg(std::move(cfg)) {}
+
+database::~database() = default;
+
+std::string database::table_directory(const schema& s) const {
+    return _cfg.data_directory + "/" + s.keyspace() + "/" + s.table() + "-" + utils::to_string(s.id(), false);
+}
+
+std::shared_ptr<table> database::make_table(schema_ptr s) {
+    table_config cfg;
+    cfg.directory = table_directory(*s);
+    cfg.shard = this_shard_id();
+    cfg.shard_count = smp::count();
+    cfg.memtable_flush_threshold = _cfg.memtable_flush_threshold;
+    cfg.write_sstable = _cfg.write_sstable;
+    return std::make_shared<table>(std::move(s), std::move(cfg));
+}
+
+future<> database::add_table_local(schema_ptr s) {
+    auto t = make_table(s);
+    co_await t->start();
+    auto e = std::make_unique<table_entry>();
+    e->t = std::move(t);
+    _by_name[{s->keyspace(), s->table()}] = s->id();
+    _tables[s->id()] = std::move(e);
+}
+
+table* database::find_table(const table_id& id) {
+    auto it = _tables.find(id);
+    return it == _tables.end() ? nullptr : it->second->t.get();
+}
+
+const keyspace_definition* database::find_keyspace(std::string_view name) const {
+    auto it = _keyspaces.find(std::string(name));
+    return it == _keyspaces.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> database::keyspace_names() const {
+    std::vector<std::string> out;
+    for (auto& [name, ks] : _keyspaces) {
+        out.push_back(name);
+    }
+    return out;
+}
+
+schema_ptr database::find_schema(std::string_view keyspace, std::string_view table) const {
+    auto it = _by_name.find({std::string(keyspace), std::string(table)});
+    if (it == _by_name.end()) {
+        return nullptr;
+    }
+    return _tables.at(it->second)->t->schema();
+}
+
+std::vector<schema_ptr> database::tables_of(std::string_view keyspace) const {
+    std::vector<schema_ptr> out;
+    for (auto& [name, id] : _by_name) {
+        if (name.first == keyspace) {
+            out.push_back(_tables.at(id)->t->schema());
+        }
+    }
+    return out;
+}
+
+data_type database::find_type(std::string_view keyspace, std::string_view name) const {
+    auto it = _types.find({std::string(keyspace), std::string(name)});
+    return it == _types.end() ? nullptr : it->second;
+}
+
+// ---- start and stop ----
+
+future<> database::start_system_tables_local() {
+    _keyspaces[std::string(schema_tables::system_keyspace)] = local_keyspace(schema_tables::system_keyspace);
+    _keyspaces[std::string(schema_tables::system_schema_keyspace)] = local_keyspace(schema_tables::system_schema_keyspace);
+    for (auto& s : schema_tables::all_tables()) {
+        co_await add_table_local(s);
+    }
+}
+
+future<> database::start() {
+    if (_started) {
+        throw std::logic_error("database::start called twice");
+    }
+    // The generation space of each shard (db/README.md) holds only for the shard count that wrote it.
+    auto dir = _cfg.data_directory;
+    unsigned count = smp::count();
+    co_await run_blocking([&dir, count] {
+        std::filesystem::create_directories(dir);
+        auto path = dir + "/reef-shard-count";
+        if (std::filesystem::exists(path)) {
+            std::ifstream in(path);
+            unsigned written = 0;
+            if (!(in >> written) || written == 0) {
+                throw std::runtime_error(path + ": not a shard count");
+            }
+            if (written != count) {
+                throw std::runtime_error(dir + " was written by " + std::to_string(written) + " shards, this node runs " +
+                                         std::to_string(count) + " (resharding is not implemented)");
+            }
+        } else {
+            std::ofstream out(path);
+            out << count << "\n";
+            if (!out.flush()) {
+                throw std::runtime_error(path + ": cannot write the shard count");
+            }
+        }
+    });
+    auto start_system = [](database& db) { return db.start_system_tables_local(); };
+    co_await _container->invoke_on_all(start_system);
+
+    auto full = dht::partition_range::full();
+    auto ks_ms = co_await query(schema_tables::keyspaces(), full, full_slice());
+    auto table_ms = co_await query(schema_tables::tables(), full, full_slice());
+    auto column_ms = co_await query(schema_tables::columns(), full, full_slice());
+    auto type_ms = co_await query(schema_tables::types(), full, full_slice());
+    auto local_ms = co_await query(schema_tables::local(), full, full_slice());
+    auto cat = schema_tables::read_catalog(ks_ms, table_ms, column_ms, type_ms);
+    auto identity = schema_tables::read_local_identity(local_ms);
+    if (!identity) {
+        // A new node: a host id and one random token, kept across restarts in system.local.
+        identity.emplace();
+        identity->host_id = utils::make_random_uuid();
+        std::mt19937_64 rng(std::random_device{}());
+        identity->tokens.push_back(std::to_string(int64_t(rng())));
+    }
+    auto install = [cat, identity = *identity](database& db) -> future<> {
+        for (auto& [name, ks] : cat.keyspaces) {
+            db._keyspaces[name] = ks;
+        }
+        db._types = cat.types;
+        db._host_id = identity.host_id;
+        db._tokens = identity.tokens;
+        for (auto& s : cat.tables) {
+            co_await db.add_table_local(s);
+        }
+        db._started = true;
+    };
+    co_await _container->invoke_on_all(install);
+    dblog.info("started: {} keyspaces, {} tables, host id {}", cat.keyspaces.size(), cat.tables.size(),
+               utils::to_string(_host_id));
+
+    // The system keyspaces' own schema rows (rewritten at each start, as Cassandra's saveSystemKeyspacesSchema),
+    // which drivers and cqlsh read, and system.local.
+    auto system_rows = [](database& db) -> future<> {
+        co_await db._schema_sem.wait();
+        std::exception_ptr err;
+        try {
+            int64_t ts = db.next_schema_timestamp();
+            std::vector<mutation> ms;
+            for (auto ks : {schema_tables::system_keyspace, schema_tables::system_schema_keyspace}) {
+                for (auto& m : schema_tables::drop_keyspace_mutations(std::string(ks), ts)) {
+                    ms.push_back(std::move(m));
+                }
+                for (auto& m : schema_tables::create_keyspace_mutations(local_keyspace(ks), ts + 1)) {
+                    ms.push_back(std::move(m));
+                }
+            }
+            for (auto& s : schema_tables::all_tables()) {
+                for (auto& m : schema_tables::table_mutations(*s, ts + 1)) {
+                    ms.push_back(std::move(m));
+                }
+            }
+            db._last_schema_ts = ts + 1;
+            co_await db.apply_schema_mutations(std::move(ms));
+            co_await db.notify_schema_changed();
+        } catch (...) {
+            err = std::current_exception();
+        }
+        db._schema_sem.signal();
+        if (err) {
+            std::rethrow_exception(err);
+        }
+    };
+    co_await _container->invoke_on(0, system_rows);
+}
+
+future<> database::stop() {
+    // A clean shutdown writes every memtable (there is no commitlog to replay them yet).
+    std::vector<std::shared_ptr<table>> tables;
+    for (auto& [id, e] : _tables) {
+        tables.push_back(e->t);
+    }
+    for (auto& t : tables) {
+        try {
+            co_await t->flush();
+        } catch (const std::exception& e) {
+            dblog.error("{}: flush at stop failed: {}", qualified(t->schema()->keyspace(), t->schema()->table()), e.what());
+        }
+        co_await t->stop();
+    }
+    for (auto& [id, e] : _tables) {
+        e->resumed.broken();
+    }
+}
+
+// ---- the schema seam ----
+
+int64_t database::next_schema_timestamp() {
+    _last_schema_ts = std::max(now_micros(), _last_schema_ts + 1);
+    return _last_schema_ts;
+}
+
+future<> database::apply_schema_mutations(std::vector<mutation> ms) {
+    std::vector<future<>> writes;
+    for (auto& m : ms) {
+        writes.push_back(apply(std::move(m)));
+    }
+    co_await when_all(std::move(writes));
+    // Interim durability, until the commitlog writes the change as one entry: every shard flushes the schema
+    // tables it wrote. A crash between two shards' flushes can leave part of a change; the commitlog removes that.
+    auto flush_schema = [](database& db) -> future<> {
+        for (auto& s : schema_tables::all_tables()) {
+            co_await db._tables.at(s->id())->t->flush();
+        }
+    };
+    co_await _container->invoke_on_all(flush_schema);
+}
+
+future<> database::notify_schema_changed() {
+    // system.local.schema_version: a new UUID per change (drivers compare it across nodes for agreement).
+    schema_tables::local_info info{_cfg.cluster_name, _host_id, _tokens, utils::make_time_uuid(), _cfg.release_version};
+    std::vector<mutation> ms;
+    ms.push_back(schema_tables::local_mutation(info, next_schema_timestamp()));
+    co_await apply_schema_mutations(std::move(ms));
+}
+
+// ---- schema changes: each public call hops to shard 0, which decides under _schema_sem ----
+
+namespace {
+
+// Runs fn() holding sem, so that the decisions of shard 0 come one at a time.
+template <typename Func>
+future<> serialized(semaphore& sem, Func& fn) {
+    co_await sem.wait();
+    std::exception_ptr err;
+    try {
+        co_await fn();
+    } catch (...) {
+        err = std::current_exception();
+    }
+    sem.signal();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+}
+
+} // namespace
+
+future<> database::create_keyspace(keyspace_definition ks) {
+    if (this_shard_id() != 0) {
+        auto hop = [ks](database& db) { return db.create_keyspace(ks); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    ks = schema_tables::normalized(std::move(ks));
+    auto decide = [this, &ks]() -> future<> {
+        if (schema_tables::is_system_keyspace(ks.name) || _keyspaces.contains(ks.name)) {
+            throw schema_change_error("keyspace " + ks.name + " already exists");
+        }
+        if (ks.name.empty()) {
+            throw schema_change_error("a keyspace needs a name");
+        }
+        co_await apply_schema_mutations(schema_tables::create_keyspace_mutations(ks, next_schema_timestamp()));
+        auto install = [ks](database& db) { db._keyspaces[ks.name] = ks; };
+        co_await _container->invoke_on_all(install);
+        co_await notify_schema_changed();
+    };
+    co_await serialized(_schema_sem, decide);
+}
+
+future<> database::alter_keyspace(keyspace_definition ks) {
+    if (this_shard_id() != 0) {
+        auto hop = [ks](database& db) { return db.alter_keyspace(ks); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    ks = schema_tables::normalized(std::move(ks));
+    auto decide = [this, &ks]() -> future<> {
+        if (schema_tables::is_system_keyspace(ks.name)) {
+            throw schema_change_error("cannot alter the system keyspace " + ks.name);
+        }
+        if (!_keyspaces.contains(ks.name)) {
+            throw schema_change_error("keyspace " + ks.name + " does not exist");
+        }
+        // The keyspaces row rewritten whole (its replication map is one frozen value).
+        co_await apply_schema_mutations(schema_tables::create_keyspace_mutations(ks, next_schema_timestamp()));
+        auto install = [ks](database& db) { db._keyspaces[ks.name] = ks; };
+        co_await _container->invoke_on_all(install);
+        co_await notify_schema_changed();
+    };
+    co_await serialized(_schema_sem, decide);
+}
+
+future<> database::drop_keyspace(std::string name) {
+    if (this_shard_id() != 0) {
+        auto hop = [name](database& db) { return db.drop_keyspace(name); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    auto decide = [this, &name]() -> future<> {
+        if (schema_tables::is_system_keyspace(name)) {
+            throw schema_change_error("cannot drop the system keyspace " + name);
+        }
+        if (!_keyspaces.contains(name)) {
+            throw schema_change_error("keyspace " + name + " does not exist");
+        }
+        co_await apply_schema_mutations(schema_tables::drop_keyspace_mutations(name, next_schema_timestamp()));
+        std::vector<std::pair<table_id, std::string>> drops;
+        for (auto& s : tables_of(name)) {
+            drops.emplace_back(s->id(), _cfg.auto_snapshot ? "dropped-" + std::to_string(now_millis()) + "-" + s->table()
+                                                           : std::string());
+        }
+        auto remove = [name, drops](database& db) -> future<> {
+            for (auto& [id, tag] : drops) {
+                co_await db.remove_table_local(id, tag);
+            }
+            db._keyspaces.erase(name);
+            std::erase_if(db._types, [&name](auto& t) { return t.first.first == name; });
+        };
+        co_await _container->invoke_on_all(remove);
+        co_await notify_schema_changed();
+    };
+    co_await serialized(_schema_sem, decide);
+}
+
+future<> database::create_type(data_type type, bool replace) {
+    if (this_shard_id() != 0) {
+        auto hop = [type, replace](database& db) { return db.create_type(type, replace); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    auto decide = [this, &type, replace]() -> future<> {
+        auto* ut = dynamic_cast<const user_type_impl*>(type.get());
+        if (!ut) {
+            throw schema_change_error("create_type: " + type->cql_name() + " is not a user type");
+        }
+        if (!_keyspaces.contains(ut->keyspace()) || schema_tables::is_system_keyspace(ut->keyspace())) {
+            throw schema_change_error("keyspace " + ut->keyspace() + " does not exist");
+        }
+        std::pair<std::string, std::string> key{ut->keyspace(), ut->type_name()};
+        if (_types.contains(key) && !replace) {
+            throw schema_change_error("type " + qualified(key.first, key.second) + " already exists");
+        }
+        auto multi = type->is_multi_cell() ? type
+                                           : user_type(ut->keyspace(), ut->type_name(), ut->field_names(),
+                                                       ut->declared_field_types(), true);
+        co_await apply_schema_mutations(schema_tables::type_mutations(*ut, next_schema_timestamp()));
+        auto install = [key, multi](database& db) { db._types[key] = multi; };
+        co_await _container->invoke_on_all(install);
+        co_await notify_schema_changed();
+    };
+    co_await serialized(_schema_sem, decide);
+}
+
+future<> database::drop_type(std::string keyspace, std::string name) {
+    if (this_shard_id() != 0) {
+        auto hop = [keyspace, name](database& db) { return db.drop_type(keyspace, name); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    auto decide = [this, &keyspace, &name]() -> future<> {
+        std::pair<std::string, std::string> key{keyspace, name};
+        if (!_types.contains(key)) {
+            throw schema_change_error("type " + qualified(keyspace, name) + " does not exist");
+        }
+        // Cassandra refuses to drop a type a table or another type uses.
+        auto uses = [&](const data_type& t) { return type_uses(t, keyspace, name); };
+        for (auto& [other, t] : _types) {
+            if (other != key && uses(t)) {
+                throw schema_change_error("type " + qualified(keyspace, name) + " is used by type " +
+                                          qualified(other.first, other.second));
+            }
+        }
+        for (auto& s : tables_of(keyspace)) {
+            for (auto* c : s->columns_in_declaration_order()) {
+                if (uses(c->type)) {
+                    throw schema_change_error("type " + qualified(keyspace, name) + " is used by column " + c->name +
+                                              " of " + qualified(keyspace, s->table()));
+                }
+            }
+        }
+        co_await apply_schema_mutations(schema_tables::drop_type_mutations(keyspace, name, next_schema_timestamp()));
+        auto remove = [key](database& db) { db._types.erase(key); };
+        co_await _container->invoke_on_all(remove);
+        co_await notify_schema_changed();
+    };
+    co_await serialized(_schema_sem, decide);
+}
+
+future<schema_ptr> database::create_table(schema_ptr s) {
+    if (this_shard_id() != 0) {
+        auto hop = [s](database& db) { return db.create_table(s); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    schema_ptr created;
+    auto decide = [this, &s, &created]() -> future<> {
+        if (!_keyspaces.contains(s->keyspace()) || schema_tables::is_system_keyspace(s->keyspace())) {
+            throw schema_change_error("keyspace " + s->keyspace() + " does not exist");
+        }
+        if (_by_name.contains({s->keyspace(), s->table()})) {
+            throw schema_change_error("table " + qualified(s->keyspace(), s->table()) + " already exists");
+        }
+        created = schema_builder(*s).with_id(utils::make_time_uuid()).build();
+        co_await apply_schema_mutations(schema_tables::table_mutations(*created, next_schema_timestamp()));
+        auto install = [created](database& db) { return db.add_table_local(created); };
+        co_await _container->invoke_on_all(install);
+        co_await notify_schema_changed();
+    };
+    co_await serialized(_schema_sem, decide);
+    co_return created;
+}
+
+future<schema_ptr> database::alter_table(std::string keyspace, std::string table, std::vector<column_definition> add,
+                                         std::vector<std::string> drop) {
+    if (this_shard_id() != 0) {
+        auto hop = [keyspace, table, add, drop](database& db) { return db.alter_table(keyspace, table, add, drop); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    schema_ptr altered;
+    auto decide = [&, this]() -> future<> {
+        auto old = find_schema(keyspace, table);
+        if (!old || schema_tables::is_system_keyspace(keyspace)) {
+            throw schema_change_error("table " + qualified(keyspace, table) + " does not exist");
+        }
+        schema_builder b(*old);
+        try {
+            for (auto& name : drop) {
+                auto* c = old->find_column(name);
+                if (c && c->is_primary_key()) {
+                    throw schema_change_error("cannot drop primary key column " + name + " of " + qualified(keyspace, table));
+                }
+                b.without_column(name);
+            }
+            for (auto& c : add) {
+                if (c.kind != column_kind::static_column && c.kind != column_kind::regular_column) {
+                    throw schema_change_error("ALTER TABLE ADD takes static or regular columns, not " + c.name);
+                }
+                b.with_column(c.name, c.type, c.kind);
+            }
+            altered = b.build();
+        } catch (const std::invalid_argument& e) {
+            throw schema_change_error(e.what());
+        }
+        co_await apply_schema_mutations(schema_tables::table_mutations(*altered, next_schema_timestamp(), old.get()));
+        auto install = [altered](database& db) { return db.replace_table_local(altered->id(), altered, false, ""); };
+        co_await _container->invoke_on_all(install);
+        co_await notify_schema_changed();
+    };
+    co_await serialized(_schema_sem, decide);
+    co_return altered;
+}
+
+future<> database::drop_table(std::string keyspace, std::string table) {
+    if (this_shard_id() != 0) {
+        auto hop = [keyspace, table](database& db) { return db.drop_table(keyspace, table); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    auto decide = [&, this]() -> future<> {
+        auto s = find_schema(keyspace, table);
+        if (!s || schema_tables::is_system_keyspace(keyspace)) {
+            throw schema_change_error("table " + qualified(keyspace, table) + " does not exist");
+        }
+        co_await apply_schema_mutations(schema_tables::drop_table_mutations(keyspace, table, next_schema_timestamp()));
+        std::string tag = _cfg.auto_snapshot ? "dropped-" + std::to_string(now_millis()) + "-" + table : std::string();
+        auto id = s->id();
+        auto remove = [id, tag](database& db) { return db.remove_table_local(id, tag); };
+        co_await _container->invoke_on_all(remove);
+        if (!tag.empty()) {
+            co_await write_snapshot_metadata(s, tag, std::vector<std::string>());
+        }
+        co_await notify_schema_changed();
+    };
+    co_await serialized(_schema_sem, decide);
+}
+
+future<> database::truncate(std::string keyspace, std::string table) {
+    if (this_shard_id() != 0) {
+        auto hop = [keyspace, table](database& db) { return db.truncate(keyspace, table); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    auto decide = [&, this]() -> future<> {
+        auto s = find_schema(keyspace, table);
+        if (!s) {
+            throw schema_change_error("table " + qualified(keyspace, table) + " does not exist");
+        }
+        std::string tag = _cfg.auto_snapshot ? "truncated-" + std::to_string(now_millis()) + "-" + table : std::string();
+        auto install = [s, tag](database& db) { return db.replace_table_local(s->id(), s, true, tag); };
+        co_await _container->invoke_on_all(install);
+        if (!tag.empty()) {
+            co_await write_snapshot_metadata(s, tag, std::vector<std::string>());
+        }
+    };
+    co_await serialized(_schema_sem, decide);
+}
+
+// ---- this shard's part of table changes ----
+
+future<> database::remove_table_local(table_id id, std::string snapshot_tag) {
+    auto it = _tables.find(id);
+    if (it == _tables.end()) {
+        co_return;
+    }
+    auto entry = std::move(it->second);
+    _tables.erase(it);
+    auto& s = entry->t->schema();
+    _by_name.erase({s->keyspace(), s->table()});
+    // Writes waiting on a replacement find no table now.
+    entry->resumed.broadcast();
+    auto t = entry->t;
+    if (!snapshot_tag.empty()) {
+        co_await t->flush();
+        std::vector<std::string> linked;
+        co_await snapshot_table_local(*t, snapshot_tag, linked);
+    }
+    co_await t->stop();
+    for (auto& d : t->sstable_descriptors()) {
+        co_await delete_table_sstable(d);
+    }
+}
+
+future<> database::replace_table_local(table_id id, schema_ptr s, bool truncate, std::string snapshot_tag) {
+    auto it = _tables.find(id);
+    if (it == _tables.end()) {
+        throw no_such_table("no table " + qualified(s->keyspace(), s->table()) + " on shard " +
+                            std::to_string(this_shard_id()));
+    }
+    auto& e = *it->second;
+    e.paused = true;
+    auto old = e.t;
+    std::exception_ptr err;
+    try {
+        // Everything the old version holds goes to sstables (a truncate without snapshot drops it instead), so the
+        // new version reads it from there (sstables of the old columns are upgraded as they are read).
+        if (!truncate || !snapshot_tag.empty()) {
+            co_await old->flush();
+        }
+        if (!snapshot_tag.empty()) {
+            std::vector<std::string> linked;
+            co_await snapshot_table_local(*old, snapshot_tag, linked);
+        }
+        co_await old->stop();
+        if (truncate) {
+            for (auto& d : old->sstable_descriptors()) {
+                co_await delete_table_sstable(d);
+            }
+        }
+        auto fresh = make_table(s);
+        co_await fresh->start();
+        e.t = std::move(fresh);
+    } catch (...) {
+        err = std::current_exception();
+    }
+    e.paused = false;
+    e.resumed.broadcast();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+}
+
+// ---- snapshots ----
+
+future<> database::snapshot_table_local(table& t, const std::string& tag, std::vector<std::string>& linked) {
+    auto dir = table_directory(*t.schema());
+    auto target = dir + "/snapshots/" + tag;
+    std::vector<std::string> prefixes;
+    for (auto& d : t.sstable_descriptors()) {
+        auto toc = std::filesystem::path(d.filename(sstables::component_type::toc)).filename().string();
+        prefixes.push_back(toc.substr(0, toc.size() - std::string_view("TOC.txt").size()));
+    }
+    auto names = co_await run_blocking([&dir, &target, &prefixes] {
+        namespace fs = std::filesystem;
+        fs::create_directories(target);
+        std::vector<std::string> out;
+        for (auto& e : fs::directory_iterator(dir)) {
+            auto name = e.path().filename().string();
+            if (!e.is_regular_file()) {
+                continue;
+            }
+            bool ours = std::any_of(prefixes.begin(), prefixes.end(), [&](auto& p) { return name.starts_with(p); });
+            // Not a partial write's TOC.txt.tmp (a flush does not run during the snapshot, this is for safety).
+            if (ours && !name.ends_with(".tmp")) {
+                fs::create_hard_link(e.path(), fs::path(target) / name);
+                out.push_back(name);
+            }
+        }
+        return out;
+    });
+    linked.insert(linked.end(), names.begin(), names.end());
+}
+
+future<> database::write_snapshot_metadata(schema_ptr s, std::string tag, std::vector<std::string> files) {
+    // manifest.json lists the files (all shards' links: read back from the directory) and schema.cql the table,
+    // as Cassandra writes them, so the snapshot can be restored by hand.
+    auto target = table_directory(*s) + "/snapshots/" + tag;
+    auto cql = s->to_cql();
+    co_await run_blocking([&target, &cql, &files] {
+        namespace fs = std::filesystem;
+        fs::create_directories(target);
+        files.clear();
+        for (auto& e : fs::directory_iterator(target)) {
+            auto name = e.path().filename().string();
+            if (name != "manifest.json" && name != "schema.cql") {
+                files.push_back(name);
+            }
+        }
+        std::sort(files.begin(), files.end());
+        std::ofstream manifest(target + "/manifest.json");
+        manifest << "{\n  \"files\" : [";
+        for (size_t i = 0; i < files.size(); ++i) {
+            manifest << (i ? ", " : " ") << "\"" << files[i] << "\"";
+        }
+        manifest << (files.empty() ? "]\n}\n" : " ]\n}\n");
+        std::ofstream schema_file(target + "/schema.cql");
+        schema_file << cql << "\n";
+        if (!manifest.flush() || !schema_file.flush()) {
+            throw std::runtime_error(target + ": cannot write the snapshot's manifest.json or schema.cql");
+        }
+    });
+}
+
+future<> database::snapshot_tables(std::string tag, std::vector<table_id> ids) {
+    auto link = [tag, ids](database& db) -> future<> {
+        for (auto& id : ids) {
+            auto it = db._tables.find(id);
+            if (it == db._tables.end()) {
+                continue;
+            }
+            auto t = it->second->t;
+            co_await t->flush();
+            std::vector<std::string> linked;
+            co_await db.snapshot_table_local(*t, tag, linked);
+        }
+    };
+    co_await _container->invoke_on_all(link);
+    for (auto& id : ids) {
+        if (auto it = _tables.find(id); it != _tables.end()) {
+            co_await write_snapshot_metadata(it->second->t->schema(), tag, std::vector<std::string>());
+        }
+    }
+}
+
+future<> database::snapshot(std::string tag, std::vector<std::string> keyspaces) {
+    if (tag.empty() || tag.find('/') != std::string::npos || tag == "." || tag == "..") {
+        throw std::invalid_argument("snapshot: bad tag '" + tag + "'");
+    }
+    if (keyspaces.empty()) {
+        for (auto& [name, ks] : _keyspaces) {
+            if (!schema_tables::is_system_keyspace(name)) {
+                keyspaces.push_back(name);
+            }
+        }
+    }
+    std::vector<table_id> ids;
+    for (auto& ks : keyspaces) {
+        if (!_keyspaces.contains(ks)) {
+            throw std::invalid_argument("snapshot: keyspace " + ks + " does not exist");
+        }
+        for (auto& s : tables_of(ks)) {
+            ids.push_back(s->id());
+        }
+    }
+    co_await snapshot_tables(std::move(tag), std::move(ids));
+}
+
+// ---- reads, writes, flushes ----
+
+database::table_entry& database::entry_for_write(const table_id& id) {
+    auto it = _tables.find(id);
+    if (it == _tables.end()) {
+        throw no_such_table("no table " + utils::to_string(id) + " on shard " + std::to_string(this_shard_id()));
+    }
+    return *it->second;
+}
+
+future<> database::apply(mutation m) {
+    auto shard = dht::shard_of(m.decorated_key().get_token(), smp::count());
+    if (shard == this_shard_id()) {
+        co_await apply_local(std::move(m));
+        co_return;
+    }
+    auto hop = [m = std::move(m)](database& db) mutable { return db.apply_local(std::move(m)); };
+    co_await _container->invoke_on(shard, std::move(hop));
+}
+
+future<> database::apply_local(mutation m) {
+    auto id = m.schema()->id();
+    while (entry_for_write(id).paused) {
+        co_await entry_for_write(id).resumed.wait();
+    }
+    auto& t = *entry_for_write(id).t;
+    // The commitlog's seam: the write will be appended there first.
+    if (m.schema() != t.schema()) {
+        t.apply(upgrade_mutation(m, t.schema()));
+    } else {
+        t.apply(m);
+    }
+}
+
+namespace {
+
+// The one place the database makes a table reader: the whole read into mutations.
+future<std::vector<mutation>> read_mutations(std::shared_ptr<table> t, const dht::partition_range& range,
+                                             clustering_ranges slice, bool reversed) {
+    auto r = t->make_reader(range, std::move(slice), reversed);
+    std::vector<mutation> out;
+    mutation_partition_builder builder(t->schema(), reversed);
+    std::exception_ptr err;
+    try {
+        while (!r.done()) {
+            if (r.is_buffer_empty()) {
+                co_await r.fill_buffer();
+                continue;
+            }
+            while (!r.is_buffer_empty()) {
+                if (auto m = builder.consume(r.pop_mutation_fragment())) {
+                    out.push_back(std::move(*m));
+                }
+            }
+        }
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await r.close();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+    co_return out;
+}
+
+} // namespace
+
+future<std::vector<mutation>> database::query_local(table_id id, dht::partition_range range, clustering_ranges slice,
+                                                    bool reversed) {
+    auto it = _tables.find(id);
+    if (it == _tables.end()) {
+        throw no_such_table("no table " + utils::to_string(id) + " on shard " + std::to_string(this_shard_id()));
+    }
+    // Held for the read: an ALTER or DROP replacing the table leaves this version alive until the read ends.
+    auto t = it->second->t;
+    co_return co_await read_mutations(t, range, std::move(slice), reversed);
+}
+
+future<std::vector<mutation>> database::query(schema_ptr s, dht::partition_range range, clustering_ranges slice,
+                                              bool reversed) {
+    auto id = s->id();
+    if (range.is_singular() && range.start()->position.key()) {
+        auto shard = dht::shard_of(range.start()->position.get_token(), smp::count());
+        auto one = [id, range, slice, reversed](database& db) { return db.query_local(id, range, slice, reversed); };
+        co_return co_await _container->invoke_on(shard, one);
+    }
+    // Every shard reads its partitions of the range; each result is in ring order and the shards' partitions are
+    // disjoint, so a k-way merge by key gives the ring order.
+    std::vector<future<std::vector<mutation>>> parts;
+    for (shard_id sh = 0; sh < smp::count(); ++sh) {
+        auto one = [id, range, slice, reversed](database& db) { return db.query_local(id, range, slice, reversed); };
+        parts.push_back(_container->invoke_on(sh, one));
+    }
+    auto results = co_await when_all(std::move(parts));
+    std::vector<mutation> out;
+    for (auto& part : results) {
+        std::vector<mutation> merged;
+        merged.reserve(out.size() + part.size());
+        std::merge(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()),
+                   std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()), std::back_inserter(merged),
+                   [](const mutation& a, const mutation& b) { return a.decorated_key() < b.decorated_key(); });
+        out = std::move(merged);
+    }
+    co_return out;
+}
+
+future<> database::flush(std::string keyspace, std::string table) {
+    auto s = find_schema(keyspace, table);
+    if (!s) {
+        throw no_such_table("no table " + qualified(keyspace, table));
+    }
+    auto id = s->id();
+    auto one = [id](database& db) -> future<> {
+        if (auto* t = db.find_table(id)) {
+            co_await t->flush();
+        }
+    };
+    co_await _container->invoke_on_all(one);
+}
+
+future<> database::flush_all() {
+    auto all = [](database& db) -> future<> {
+        std::vector<std::shared_ptr<table>> tables;
+        for (auto& [id, e] : db._tables) {
+            tables.push_back(e->t);
+        }
+        for (auto& t : tables) {
+            co_await t->flush();
+        }
+    };
+    co_await _container->invoke_on_all(all);
+}
+
+} // namespace reef

@@ -1,0 +1,159 @@
+// database: one shard's part of the node's data (sharded<database>): keyspaces, user types and tables, every table
+// on every shard, each partition on its owner shard (dht::shard_of); schema changes decided once on shard 0, stored
+// as mutations of the system_schema tables and applied on every shard; reads, writes, flushes, snapshots.
+#pragma once
+
+#include "db/schema_tables.hh"
+#include "db/table.hh"
+#include "mutation/mutation.hh"
+#include "mutation/partition_range.hh"
+#include "reader/position_range.hh"
+#include "runtime/condition_variable.hh"
+#include "runtime/future.hh"
+#include "runtime/semaphore.hh"
+#include "runtime/sharded.hh"
+#include "schema/keyspace.hh"
+#include "schema/schema.hh"
+#include "utils/uuid.hh"
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace reef {
+
+struct database_config {
+    // Cassandra's layout: <data_directory>/<keyspace>/<table>-<id, 32 hex digits>/, shared by the shards
+    // (db/README.md, "Sharing a table directory").
+    std::string data_directory;
+    std::string cluster_name = "Test Cluster";
+    // DROP TABLE, DROP KEYSPACE and TRUNCATE first hard-link the table's sstables into
+    // snapshots/dropped-<millis>-<table> / truncated-<millis>-<table> (Cassandra's auto_snapshot).
+    bool auto_snapshot = true;
+    size_t memtable_flush_threshold = 64 << 20;
+    // system.local.release_version: ScyllaDB's "3.0.8", so that Apache cqlsh does not send DESCRIBE to the
+    // server (it does for >= 4, and Reef has no server-side DESCRIBE yet; ../shared/notes/cql-clients.md).
+    std::string release_version = "3.0.8";
+    // Tests inject sstable write failures here (table_config::write_sstable).
+    std::function<future<sstables::written_sstable>(mutation_reader&, schema_ptr, sstables::descriptor,
+                                                     sstables::writer_options)>
+        write_sstable;
+};
+
+// A schema change refused: the keyspace, table or type exists already, or does not exist, or the change is invalid.
+class schema_change_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+// A write or read of a table this shard does not have (dropped, or never created).
+class no_such_table : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class database {
+public:
+    // `container`: the sharded<database> this instance belongs to (for the shard hops).
+    database(sharded<database>* container, database_config cfg);
+    database(const database&) = delete;
+    ~database();
+
+    // Call once, on any shard, after sharded::start: every shard opens the system tables (its sstables of them),
+    // the schema is read from system_schema, every shard opens the user tables, system.local is written (host_id and
+    // tokens kept from the last start). Refuses a data directory written with another shard count.
+    future<> start();
+    // Per shard (sharded::stop calls it): flushes every table (a clean shutdown loses nothing) and stops them.
+    future<> stop();
+
+    // Schema changes, from any shard: decided on shard 0 (one at a time), written as one vector of mutations
+    // through apply_schema_mutations, then applied on every shard. Refusals throw schema_change_error.
+    future<> create_keyspace(keyspace_definition ks);
+    // ALTER KEYSPACE: a new replication map and durable_writes for an existing keyspace.
+    future<> alter_keyspace(keyspace_definition ks);
+    // Drops its tables (auto_snapshot applies) and types too.
+    future<> drop_keyspace(std::string name);
+    // A user type (user_type(...), multi-cell) of an existing keyspace; `replace` allows ALTER TYPE's new version.
+    future<> create_type(data_type type, bool replace = false);
+    future<> drop_type(std::string keyspace, std::string name);
+    // Creates `s` (its keyspace must exist) under a new time UUID; returns the schema as created (with that id).
+    future<schema_ptr> create_table(schema_ptr s);
+    // ALTER TABLE ADD / DROP: static and regular columns only (kind static_column or regular_column in `add`).
+    // Returns the new schema (same id). Data of dropped columns stays in sstables, unread.
+    future<schema_ptr> alter_table(std::string keyspace, std::string table, std::vector<column_definition> add,
+                                   std::vector<std::string> drop);
+    future<> drop_table(std::string keyspace, std::string table);
+    // Empties the table on every shard (auto_snapshot applies).
+    future<> truncate(std::string keyspace, std::string table);
+
+    // THE seam of schema durability: writes the mutations of one schema change, each to its owner shard. Today it
+    // then flushes the system_schema tables (interim, until the commitlog exists: the commitlog will write all the
+    // mutations of one change as one entry, so that a crash leaves the old or the new schema).
+    future<> apply_schema_mutations(std::vector<mutation> ms);
+
+    // Writes m to its owner shard's table (later: through the commitlog). m's schema may be an older version of
+    // the table's (its cells are moved to the current columns by name). Throws no_such_table.
+    future<> apply(mutation m);
+    // The partitions of `range` (a single partition goes to its owner shard only; a range reads every shard),
+    // in ring order, raw (tombstones included, not compacted), each sliced by `slice` (in the read's order: see
+    // reverse_ranges) and, when reversed, built from the reversed stream. The mutations carry the table's current
+    // schema. Throws no_such_table.
+    future<std::vector<mutation>> query(schema_ptr s, dht::partition_range range, clustering_ranges slice,
+                                        bool reversed = false);
+    // Writes the memtables of a table (of every table) to sstables on every shard.
+    future<> flush(std::string keyspace, std::string table);
+    future<> flush_all();
+    // Hard-links the sstables of every table of `keyspaces` (all user keyspaces when empty) into
+    // <table dir>/snapshots/<tag>/ on every shard, after a flush; writes manifest.json and schema.cql there.
+    future<> snapshot(std::string tag, std::vector<std::string> keyspaces = {});
+
+    // This shard's view (the same on every shard once a change completed).
+    const keyspace_definition* find_keyspace(std::string_view name) const;
+    std::vector<std::string> keyspace_names() const;
+    schema_ptr find_schema(std::string_view keyspace, std::string_view table) const;
+    std::vector<schema_ptr> tables_of(std::string_view keyspace) const;
+    data_type find_type(std::string_view keyspace, std::string_view name) const;
+    // This shard's instance of a table (null if none).
+    table* find_table(const table_id& id);
+    std::string table_directory(const schema& s) const;
+    const utils::uuid_bytes& host_id() const noexcept { return _host_id; }
+    const database_config& config() const noexcept { return _cfg; }
+
+private:
+    struct table_entry;
+
+    int64_t next_schema_timestamp();
+    future<> notify_schema_changed();
+
+    // This shard's part of the changes.
+    future<> add_table_local(schema_ptr s);
+    future<> remove_table_local(table_id id, std::string snapshot_tag);
+    future<> replace_table_local(table_id id, schema_ptr s, bool truncate, std::string snapshot_tag);
+    future<> snapshot_table_local(table& t, const std::string& tag, std::vector<std::string>& linked);
+    future<> write_snapshot_metadata(schema_ptr s, std::string tag, std::vector<std::string> files);
+    future<> snapshot_tables(std::string tag, std::vector<table_id> ids);
+    std::shared_ptr<table> make_table(schema_ptr s);
+    future<> start_system_tables_local();
+
+    future<> apply_local(mutation m);
+    future<std::vector<mutation>> query_local(table_id id, dht::partition_range range, clustering_ranges slice,
+                                              bool reversed);
+    table_entry& entry_for_write(const table_id& id);
+
+    sharded<database>* _container;
+    database_config _cfg;
+    std::map<std::string, keyspace_definition> _keyspaces;
+    std::map<std::pair<std::string, std::string>, data_type> _types;
+    std::map<table_id, std::unique_ptr<table_entry>> _tables;
+    std::map<std::pair<std::string, std::string>, table_id> _by_name;
+    semaphore _schema_sem{1};
+    int64_t _last_schema_ts = 0;
+    utils::uuid_bytes _host_id{};
+    std::vector<std::string> _tokens;
+    bool _started = false;
+};
+
+} // namespace reef

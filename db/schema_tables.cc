@@ -1,0 +1,675 @@
+// system_schema and system.local: their schemas, the mutations of schema changes, and the catalog read back.
+#include "db/schema_tables.hh"
+
+#include "schema/value_format.hh"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+namespace reef::schema_tables {
+
+namespace {
+
+table_id id_of(std::string_view hex) {
+    table_id id{};
+    for (size_t i = 0; i < 16; ++i) {
+        id[i] = uint8_t(std::stoi(std::string(hex.substr(2 * i, 2)), nullptr, 16));
+    }
+    return id;
+}
+
+data_type frozen_text_map() { return map_type(text_type(), text_type(), false); }
+data_type frozen_text_list() { return list_type(text_type(), false); }
+
+schema_builder system_table(std::string_view ks, std::string table, std::string_view id_hex) {
+    schema_builder b{std::string(ks), std::move(table)};
+    b.with_id(id_of(id_hex));
+    b.options().gc_grace_seconds = 7 * 24 * 3600;
+    return b;
+}
+
+schema_ptr build_keyspaces() {
+    return system_table(system_schema_keyspace, "keyspaces", "abac5682dea631c5b535b3d6cffd0fb6")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("durable_writes", boolean_type(), column_kind::regular_column)
+        .with_column("replication", frozen_text_map(), column_kind::regular_column)
+        .build();
+}
+
+schema_ptr build_tables() {
+    auto b = system_table(system_schema_keyspace, "tables", "afddfb9dbc1e30688056eed6c302ba09");
+    b.with_column("keyspace_name", text_type(), column_kind::partition_key);
+    b.with_column("table_name", text_type(), column_kind::clustering_key);
+    // Cassandra 5.0's SchemaKeyspace.Tables, in its order.
+    std::pair<const char*, data_type> cols[] = {
+        {"allow_auto_snapshot", boolean_type()},
+        {"bloom_filter_fp_chance", double_type()},
+        {"caching", frozen_text_map()},
+        {"comment", text_type()},
+        {"compaction", frozen_text_map()},
+        {"compression", frozen_text_map()},
+        {"memtable", text_type()},
+        {"crc_check_chance", double_type()},
+        {"dclocal_read_repair_chance", double_type()},
+        {"default_time_to_live", int32_type()},
+        {"extensions", map_type(text_type(), blob_type(), false)},
+        {"flags", set_type(text_type(), false)},
+        {"gc_grace_seconds", int32_type()},
+        {"incremental_backups", boolean_type()},
+        {"id", uuid_type()},
+        {"max_index_interval", int32_type()},
+        {"memtable_flush_period_in_ms", int32_type()},
+        {"min_index_interval", int32_type()},
+        {"read_repair_chance", double_type()},
+        {"speculative_retry", text_type()},
+        {"additional_write_policy", text_type()},
+        {"cdc", boolean_type()},
+        {"read_repair", text_type()},
+    };
+    for (auto& [name, type] : cols) {
+        b.with_column(name, type, column_kind::regular_column);
+    }
+    return b.build();
+}
+
+schema_ptr build_columns() {
+    return system_table(system_schema_keyspace, "columns", "24101c25a2ae3af787c1b40ee1aca33f")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("table_name", text_type(), column_kind::clustering_key)
+        .with_column("column_name", text_type(), column_kind::clustering_key)
+        .with_column("clustering_order", text_type(), column_kind::regular_column)
+        .with_column("column_name_bytes", blob_type(), column_kind::regular_column)
+        .with_column("kind", text_type(), column_kind::regular_column)
+        .with_column("position", int32_type(), column_kind::regular_column)
+        .with_column("type", text_type(), column_kind::regular_column)
+        .build();
+}
+
+schema_ptr build_dropped_columns() {
+    return system_table(system_schema_keyspace, "dropped_columns", "5e7583b5f3f43af19a39b7e1d6f5f11f")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("table_name", text_type(), column_kind::clustering_key)
+        .with_column("column_name", text_type(), column_kind::clustering_key)
+        .with_column("dropped_time", timestamp_type(), column_kind::regular_column)
+        .with_column("kind", text_type(), column_kind::regular_column)
+        .with_column("type", text_type(), column_kind::regular_column)
+        .build();
+}
+
+schema_ptr build_types() {
+    return system_table(system_schema_keyspace, "types", "5a8b1ca866023f77a0459273d308917a")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("type_name", text_type(), column_kind::clustering_key)
+        .with_column("field_names", frozen_text_list(), column_kind::regular_column)
+        .with_column("field_types", frozen_text_list(), column_kind::regular_column)
+        .build();
+}
+
+schema_ptr build_local() {
+    // Cassandra 5.0's SystemKeyspace.Local.
+    auto b = system_table(system_keyspace, "local", "7ad54392bcdd35a684174e047860b377");
+    b.with_column("key", text_type(), column_kind::partition_key);
+    std::pair<const char*, data_type> cols[] = {
+        {"bootstrapped", text_type()},
+        {"broadcast_address", inet_type()},
+        {"broadcast_port", int32_type()},
+        {"cluster_name", text_type()},
+        {"cql_version", text_type()},
+        {"data_center", text_type()},
+        {"gossip_generation", int32_type()},
+        {"host_id", uuid_type()},
+        {"listen_address", inet_type()},
+        {"listen_port", int32_type()},
+        {"native_protocol_version", text_type()},
+        {"partitioner", text_type()},
+        {"rack", text_type()},
+        {"release_version", text_type()},
+        {"rpc_address", inet_type()},
+        {"rpc_port", int32_type()},
+        {"schema_version", uuid_type()},
+        {"tokens", set_type(text_type(), true)},
+        {"truncated_at", map_type(uuid_type(), blob_type(), true)},
+    };
+    for (auto& [name, type] : cols) {
+        b.with_column(name, type, column_kind::regular_column);
+    }
+    return b.build();
+}
+
+bytes text(std::string_view s) { return to_bytes(s); }
+bytes boolean(bool v) { return bytes{uint8_t(v ? 1 : 0)}; }
+bytes int32(int32_t v) { return serialize_be<int32_t>(v); }
+bytes float64(double v) {
+    uint64_t u;
+    std::memcpy(&u, &v, 8);
+    return serialize_be<uint64_t>(u);
+}
+bytes uuid(const table_id& id) { return bytes(id.begin(), id.end()); }
+bytes text_map(const std::map<std::string, std::string>& m) {
+    std::vector<std::pair<bytes, bytes>> entries;
+    for (auto& [k, v] : m) {
+        entries.emplace_back(text(k), text(v));
+    }
+    return serialize_map(entries);
+}
+bytes text_list(const std::vector<std::string>& v) {
+    std::vector<bytes> elements;
+    for (auto& s : v) {
+        elements.push_back(text(s));
+    }
+    return serialize_collection(elements);
+}
+
+column_id regular_id(const schema& s, std::string_view name) {
+    auto& cols = s.regular_columns();
+    for (size_t i = 0; i < cols.size(); ++i) {
+        if (cols[i].name == name) {
+            return column_id(i);
+        }
+    }
+    throw std::logic_error(s.keyspace() + "." + s.table() + " has no column " + std::string(name));
+}
+
+// One row written as an INSERT writes it: a marker and live cells, all at ts.
+class row_writer {
+public:
+    row_writer(const schema& s, int64_t ts) : _s(s), _ts(ts) { _row.marker.timestamp = ts; }
+    row_writer& set(std::string_view name, bytes value) {
+        _row.cells.apply(regular_id(_s, name), atomic_cell::make_live(_ts, std::string(value.begin(), value.end())));
+        return *this;
+    }
+    void write_to(mutation& m, const std::vector<bytes>& key) {
+        m.partition().apply_row(_s, clustering_key_prefix(key), _row);
+    }
+private:
+    const schema& _s;
+    int64_t _ts;
+    deletable_row _row;
+};
+
+mutation partition_of(const schema_ptr& s, std::string_view key) {
+    return mutation(s, dht::decorated_key(partition_key::from_single_value(key)));
+}
+
+deletion_time_type deletion_time_of(int64_t ts) { return deletion_time_type(ts / 1'000'000); }
+
+void delete_row(mutation& m, const std::vector<bytes>& key, int64_t ts) {
+    deletable_row r;
+    r.tomb = tombstone{ts, deletion_time_of(ts)};
+    m.partition().apply_row(*m.schema(), clustering_key_prefix(key), r);
+}
+
+// Deletes every row whose key starts with `prefix`.
+void delete_prefix(mutation& m, const std::vector<bytes>& prefix, int64_t ts) {
+    m.partition().apply_range_tombstone(position_in_partition::before_key(clustering_key_prefix(prefix)),
+                                        position_in_partition::after_key(clustering_key_prefix(prefix)),
+                                        tombstone{ts, deletion_time_of(ts)});
+}
+
+const char* kind_name(column_kind k) {
+    switch (k) {
+    case column_kind::partition_key: return "partition_key";
+    case column_kind::clustering_key: return "clustering";
+    case column_kind::static_column: return "static";
+    case column_kind::regular_column: return "regular";
+    }
+    return "regular";
+}
+
+void write_column(mutation& m, const schema& s, const column_definition& c, int64_t ts) {
+    auto& cs = *m.schema();
+    int32_t position = c.is_primary_key() ? int32_t(c.position) : -1;
+    std::string order = c.kind != column_kind::clustering_key ? "none" : c.order == clustering_order::desc ? "desc" : "asc";
+    row_writer(cs, ts)
+        .set("clustering_order", text(order))
+        .set("column_name_bytes", text(c.name))
+        .set("kind", text(kind_name(c.kind)))
+        .set("position", int32(position))
+        .set("type", text(c.type->cql_name()))
+        .write_to(m, {text(s.table()), text(c.name)});
+}
+
+std::map<std::string, std::string> default_compression() {
+    return {{"chunk_length_in_kb", "16"}, {"class", "org.apache.cassandra.io.compress.LZ4Compressor"}};
+}
+
+// Cassandra's CompressionParams.asMap: full class names, chunk_length_in_kb, enabled=false alone.
+std::map<std::string, std::string> stored_compression(const table_options& o) {
+    if (o.compression.empty()) {
+        return default_compression();
+    }
+    auto m = o.compression;
+    if (auto it = m.find("class"); it != m.end() && it->second.find('.') == std::string::npos) {
+        it->second = "org.apache.cassandra.io.compress." + it->second;
+    }
+    return m;
+}
+
+std::optional<std::string> other_option(const table_options& o, const std::string& name) {
+    auto it = o.other.find(name);
+    if (it == o.other.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+} // namespace
+
+schema_ptr keyspaces() { static const schema_ptr s = build_keyspaces(); return s; }
+schema_ptr tables() { static const schema_ptr s = build_tables(); return s; }
+schema_ptr columns() { static const schema_ptr s = build_columns(); return s; }
+schema_ptr dropped_columns() { static const schema_ptr s = build_dropped_columns(); return s; }
+schema_ptr types() { static const schema_ptr s = build_types(); return s; }
+schema_ptr local() { static const schema_ptr s = build_local(); return s; }
+
+std::vector<schema_ptr> all_tables() {
+    return {keyspaces(), tables(), columns(), dropped_columns(), types(), local()};
+}
+
+bool is_system_keyspace(std::string_view ks) {
+    return ks == system_schema_keyspace || ks == system_keyspace;
+}
+
+keyspace_definition normalized(keyspace_definition ks) {
+    if (auto it = ks.replication.find("class"); it != ks.replication.end() && it->second.find('.') == std::string::npos) {
+        it->second = "org.apache.cassandra.locator." + it->second;
+    }
+    return ks;
+}
+
+std::vector<mutation> create_keyspace_mutations(const keyspace_definition& ks, int64_t ts) {
+    auto m = partition_of(keyspaces(), ks.name);
+    row_writer(*keyspaces(), ts)
+        .set("durable_writes", boolean(ks.durable_writes))
+        .set("replication", text_map(normalized(ks).replication))
+        .write_to(m, {});
+    std::vector<mutation> out;
+    out.push_back(std::move(m));
+    return out;
+}
+
+std::vector<mutation> drop_keyspace_mutations(const std::string& ks, int64_t ts) {
+    std::vector<mutation> out;
+    for (auto& s : {keyspaces(), tables(), columns(), dropped_columns(), types()}) {
+        auto m = partition_of(s, ks);
+        m.partition().apply(tombstone{ts, deletion_time_of(ts)});
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::vector<mutation> table_mutations(const schema& s, int64_t ts, const schema* old) {
+    auto& o = s.options();
+    auto t = partition_of(tables(), s.keyspace());
+    std::set<std::string> flags{"compound"};
+    if (o.compact_storage) {
+        flags = s.clustering_key().empty() ? std::set<std::string>{} : std::set<std::string>{"dense"};
+    }
+    if (std::any_of(s.regular_columns().begin(), s.regular_columns().end(),
+                    [](auto& c) { return c.type->is_counter(); })) {
+        flags.insert("counter");
+    }
+    std::vector<bytes> flag_values;
+    for (auto& f : flags) {
+        flag_values.push_back(text(f));
+    }
+    row_writer(*tables(), ts)
+        .set("allow_auto_snapshot", boolean(true))
+        .set("bloom_filter_fp_chance", float64(0.01))
+        .set("caching", text_map({{"keys", "ALL"}, {"rows_per_partition", "NONE"}}))
+        .set("comment", text(other_option(o, "comment").value_or("")))
+        .set("compaction", text_map({{"class", "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy"},
+                                     {"max_threshold", "32"},
+                                     {"min_threshold", "4"}}))
+        .set("compression", text_map(stored_compression(o)))
+        .set("memtable", text("default"))
+        .set("crc_check_chance", float64(1.0))
+        .set("dclocal_read_repair_chance", float64(0.0))
+        .set("default_time_to_live", int32(o.default_time_to_live))
+        .set("extensions", serialize_map({}))
+        .set("flags", serialize_collection(flag_values))
+        .set("gc_grace_seconds", int32(o.gc_grace_seconds))
+        .set("incremental_backups", boolean(true))
+        .set("id", uuid(s.id()))
+        .set("max_index_interval", int32(2048))
+        .set("memtable_flush_period_in_ms", int32(0))
+        .set("min_index_interval", int32(128))
+        .set("read_repair_chance", float64(0.0))
+        .set("speculative_retry", text("99p"))
+        .set("additional_write_policy", text("99p"))
+        .set("cdc", boolean(false))
+        .set("read_repair", text("BLOCKING"))
+        .write_to(t, {text(s.table())});
+    auto c = partition_of(columns(), s.keyspace());
+    for (auto* col : s.columns_in_declaration_order()) {
+        write_column(c, s, *col, ts);
+    }
+    std::vector<mutation> out;
+    out.push_back(std::move(t));
+    if (old) {
+        auto d = partition_of(dropped_columns(), s.keyspace());
+        for (auto* col : old->columns_in_declaration_order()) {
+            if (s.find_column(col->name)) {
+                continue;
+            }
+            delete_row(c, {text(s.table()), text(col->name)}, ts);
+            row_writer(*dropped_columns(), ts)
+                .set("dropped_time", serialize_be<int64_t>(ts / 1000))
+                .set("kind", text(kind_name(col->kind)))
+                .set("type", text(col->type->cql_name()))
+                .write_to(d, {text(s.table()), text(col->name)});
+        }
+        out.push_back(std::move(d));
+    }
+    out.push_back(std::move(c));
+    return out;
+}
+
+std::vector<mutation> drop_table_mutations(const std::string& ks, const std::string& table, int64_t ts) {
+    std::vector<mutation> out;
+    auto t = partition_of(tables(), ks);
+    delete_row(t, {text(table)}, ts);
+    out.push_back(std::move(t));
+    for (auto& s : {columns(), dropped_columns()}) {
+        auto m = partition_of(s, ks);
+        delete_prefix(m, {text(table)}, ts);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::vector<mutation> type_mutations(const user_type_impl& t, int64_t ts) {
+    auto m = partition_of(types(), t.keyspace());
+    std::vector<std::string> field_types;
+    for (auto& f : t.declared_field_types()) {
+        field_types.push_back(f->cql_name());
+    }
+    row_writer(*types(), ts)
+        .set("field_names", text_list(t.field_names()))
+        .set("field_types", text_list(field_types))
+        .write_to(m, {text(t.type_name())});
+    std::vector<mutation> out;
+    out.push_back(std::move(m));
+    return out;
+}
+
+std::vector<mutation> drop_type_mutations(const std::string& ks, const std::string& name, int64_t ts) {
+    auto m = partition_of(types(), ks);
+    delete_row(m, {text(name)}, ts);
+    std::vector<mutation> out;
+    out.push_back(std::move(m));
+    return out;
+}
+
+std::vector<live_row> live_rows(const mutation& m) {
+    // What a query sees: now is "far in the future" for nothing expires in schema tables (no TTLs are written).
+    mutation_partition p = m.partition();
+    p.drop_shadowed();
+    auto now = std::numeric_limits<deletion_time_type>::max() - 1;
+    auto& s = *m.schema();
+    std::vector<live_row> out;
+    for (auto& [key, r] : p.rows()) {
+        live_row lr;
+        for (auto c : key.components()) {
+            lr.key.emplace_back(c.begin(), c.end());
+        }
+        bool live = r.marker.is_live(now);
+        for (auto& [id, c] : r.cells.cells()) {
+            auto& name = s.regular_columns().at(id).name;
+            if (auto* cell = std::get_if<atomic_cell>(&c)) {
+                if (cell->is_live(now)) {
+                    lr.cells[name] = to_bytes(cell->value());
+                    live = true;
+                }
+            } else {
+                auto& elems = lr.collections[name];
+                for (auto& [path, cell] : std::get<collection_cells>(c).cells) {
+                    if (cell.is_live(now)) {
+                        elems.emplace_back(path, to_bytes(cell.value()));
+                        live = true;
+                    }
+                }
+            }
+        }
+        if (live) {
+            out.push_back(std::move(lr));
+        }
+    }
+    return out;
+}
+
+namespace {
+
+std::string as_text(bytes_view v) { return std::string(to_string_view(v)); }
+
+const bytes& need(const live_row& r, const std::string& table, const std::string& column) {
+    auto it = r.cells.find(column);
+    if (it == r.cells.end()) {
+        std::string key;
+        for (auto& k : r.key) {
+            key += (key.empty() ? "" : ", ") + as_text(k);
+        }
+        throw std::runtime_error("system_schema." + table + " row (" + key + "): no " + column);
+    }
+    return it->second;
+}
+
+std::string partition_text(const mutation& m) { return std::string(m.decorated_key().key().view()); }
+
+std::vector<std::string> text_list_of(bytes_view v) {
+    std::vector<std::string> out;
+    for (auto e : split_collection(v)) {
+        out.push_back(as_text(e));
+    }
+    return out;
+}
+
+// Merges the mutations of one partition key (a table read across shards gives each once; this tolerates more).
+std::map<std::string, mutation> by_keyspace(const std::vector<mutation>& ms) {
+    std::map<std::string, mutation> out;
+    for (auto& m : ms) {
+        auto ks = partition_text(m);
+        if (is_system_keyspace(ks)) {
+            continue;
+        }
+        if (auto it = out.find(ks); it != out.end()) {
+            it->second.apply(m);
+        } else {
+            out.emplace(ks, m);
+        }
+    }
+    return out;
+}
+
+column_kind kind_of(const std::string& k, const std::string& where) {
+    if (k == "partition_key") return column_kind::partition_key;
+    if (k == "clustering") return column_kind::clustering_key;
+    if (k == "static") return column_kind::static_column;
+    if (k == "regular") return column_kind::regular_column;
+    throw std::runtime_error(where + ": unknown column kind '" + k + "'");
+}
+
+} // namespace
+
+catalog read_catalog(const std::vector<mutation>& ks_ms, const std::vector<mutation>& table_ms,
+                     const std::vector<mutation>& column_ms, const std::vector<mutation>& type_ms) {
+    catalog cat;
+    for (auto& [name, m] : by_keyspace(ks_ms)) {
+        for (auto& r : live_rows(m)) {
+            keyspace_definition ks;
+            ks.name = name;
+            ks.durable_writes = need(r, "keyspaces", "durable_writes").at(0) != 0;
+            for (auto& [k, v] : split_map(need(r, "keyspaces", "replication"))) {
+                ks.replication[as_text(k)] = as_text(v);
+            }
+            cat.keyspaces[name] = std::move(ks);
+        }
+    }
+    // Types may name other types of their keyspace: resolve them in passes until none is left or no pass helps.
+    std::vector<std::pair<std::string, live_row>> pending;
+    for (auto& [ks, m] : by_keyspace(type_ms)) {
+        for (auto& r : live_rows(m)) {
+            pending.emplace_back(ks, std::move(r));
+        }
+    }
+    auto resolver = [&cat](const std::string& ks) {
+        return [&cat, ks](std::string_view k, std::string_view name) -> data_type {
+            auto it = cat.types.find({k.empty() ? ks : std::string(k), std::string(name)});
+            if (it == cat.types.end()) {
+                throw type_parse_error("unknown user type " + std::string(name));
+            }
+            return it->second;
+        };
+    };
+    while (!pending.empty()) {
+        size_t before = pending.size();
+        std::string last_error;
+        for (auto it = pending.begin(); it != pending.end();) {
+            auto& [ks, r] = *it;
+            auto name = as_text(r.key.at(0));
+            try {
+                auto names = text_list_of(need(r, "types", "field_names"));
+                std::vector<data_type> ftypes;
+                for (auto& t : text_list_of(need(r, "types", "field_types"))) {
+                    ftypes.push_back(parse_cql_type(t, resolver(ks)));
+                }
+                cat.types[{ks, name}] = user_type(ks, name, std::move(names), std::move(ftypes), true);
+                it = pending.erase(it);
+            } catch (const type_parse_error& e) {
+                last_error = "system_schema.types row (" + ks + ", " + name + "): " + e.what();
+                ++it;
+            }
+        }
+        if (pending.size() == before) {
+            throw std::runtime_error(last_error);
+        }
+    }
+    auto columns_by_ks = by_keyspace(column_ms);
+    for (auto& [ks, m] : by_keyspace(table_ms)) {
+        std::map<std::string, std::vector<live_row>> cols_of;
+        if (auto it = columns_by_ks.find(ks); it != columns_by_ks.end()) {
+            for (auto& r : live_rows(it->second)) {
+                cols_of[as_text(r.key.at(0))].push_back(std::move(r));
+            }
+        }
+        for (auto& r : live_rows(m)) {
+            auto table = as_text(r.key.at(0));
+            auto where = "system_schema.columns of " + ks + "." + table;
+            schema_builder b(ks, table);
+            auto id_bytes = need(r, "tables", "id");
+            if (id_bytes.size() != 16) {
+                throw std::runtime_error("system_schema.tables row (" + ks + ", " + table + "): id is not a uuid");
+            }
+            table_id id;
+            std::copy(id_bytes.begin(), id_bytes.end(), id.begin());
+            b.with_id(id);
+            auto& cols = cols_of[table];
+            if (cols.empty()) {
+                throw std::runtime_error(where + ": no columns");
+            }
+            // Key columns by position, then the others in the table's (name) order.
+            std::vector<std::tuple<column_kind, int32_t, std::string, data_type, clustering_order>> defs;
+            for (auto& c : cols) {
+                auto name = as_text(c.key.at(1));
+                auto kind = kind_of(as_text(need(c, "columns", "kind")), where);
+                auto pos = read_be<int32_t>(need(c, "columns", "position").data());
+                data_type type;
+                try {
+                    type = parse_cql_type(as_text(need(c, "columns", "type")), resolver(ks));
+                } catch (const std::exception& e) {
+                    throw std::runtime_error(where + ", column " + name + ": " + e.what());
+                }
+                auto order = as_text(need(c, "columns", "clustering_order")) == "desc" ? clustering_order::desc
+                                                                                    : clustering_order::asc;
+                defs.emplace_back(kind, pos, name, type, order);
+            }
+            std::stable_sort(defs.begin(), defs.end(), [](auto& a, auto& b) {
+                return std::pair(std::get<0>(a), std::get<1>(a)) < std::pair(std::get<0>(b), std::get<1>(b));
+            });
+            for (auto& [kind, pos, name, type, order] : defs) {
+                b.with_column(name, type, kind, order);
+            }
+            table_options o;
+            o.gc_grace_seconds = read_be<int32_t>(need(r, "tables", "gc_grace_seconds").data());
+            o.default_time_to_live = read_be<int32_t>(need(r, "tables", "default_time_to_live").data());
+            std::map<std::string, std::string> compression;
+            for (auto& [k, v] : split_map(need(r, "tables", "compression"))) {
+                compression[as_text(k)] = as_text(v);
+            }
+            if (compression != default_compression()) {
+                o.compression = std::move(compression);
+            }
+            bool compound = false;
+            for (auto& f : text_list_of(need(r, "tables", "flags"))) {
+                compound |= f == "compound";
+            }
+            o.compact_storage = !compound;
+            if (auto comment = as_text(need(r, "tables", "comment")); !comment.empty()) {
+                o.other["comment"] = comment;
+            }
+            b.with_options(std::move(o));
+            cat.tables.push_back(b.build());
+        }
+    }
+    return cat;
+}
+
+mutation local_mutation(const local_info& info, int64_t ts) {
+    auto m = partition_of(local(), "local");
+    row_writer(*local(), ts)
+        .set("bootstrapped", text("COMPLETED"))
+        .set("cluster_name", text(info.cluster_name))
+        .set("cql_version", text("3.4.7"))
+        .set("data_center", text(info.data_center))
+        .set("host_id", uuid(info.host_id))
+        .set("native_protocol_version", text("4"))
+        .set("partitioner", text("org.apache.cassandra.dht.Murmur3Partitioner"))
+        .set("rack", text(info.rack))
+        .set("release_version", text(info.release_version))
+        .set("schema_version", uuid(info.schema_version))
+        .write_to(m, {});
+    // tokens: a non-frozen set<text>, its elements as cell paths; the old set is replaced (a collection tombstone
+    // just before ts, as an INSERT of a whole collection writes).
+    collection_cells tokens;
+    tokens.tomb = tombstone{ts - 1, deletion_time_of(ts)};
+    auto sorted = info.tokens;
+    std::sort(sorted.begin(), sorted.end());
+    for (auto& t : sorted) {
+        tokens.cells.emplace_back(text(t), atomic_cell::make_live(ts, ""));
+    }
+    deletable_row r;
+    auto cmp = set_type(text_type(), true)->name_comparator();
+    r.cells.apply(regular_id(*local(), "tokens"), std::move(tokens),
+                  [cmp](bytes_view a, bytes_view b) { return cmp->compare(a, b); });
+    m.partition().apply_row(*local(), clustering_key_prefix(), r);
+    return m;
+}
+
+std::optional<persisted_identity> read_local_identity(const std::vector<mutation>& ms) {
+    for (auto& m : ms) {
+        if (partition_text(m) != "local") {
+            continue;
+        }
+        for (auto& r : live_rows(m)) {
+            auto it = r.cells.find("host_id");
+            if (it == r.cells.end() || it->second.size() != 16) {
+                continue;
+            }
+            persisted_identity id;
+            std::copy(it->second.begin(), it->second.end(), id.host_id.begin());
+            if (auto t = r.collections.find("tokens"); t != r.collections.end()) {
+                for (auto& [path, value] : t->second) {
+                    id.tokens.push_back(as_text(path));
+                }
+            }
+            return id;
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace reef::schema_tables

@@ -77,8 +77,20 @@ future<> check_read(database& db, const schema_ptr& s, const mutation_model& mod
                     const std::string& when) {
     auto keys = keys_of(model);
     std::optional<dht::partition_range> pr;
-    if (!keys.empty() && g.rnd(0, 1)) {
+    int kind = g.rnd(0, 3);
+    if (!keys.empty() && kind <= 1) {
         pr.emplace(dht::partition_range::singular(keys[size_t(g.rnd(0, int(keys.size()) - 1))]));
+    } else if (!keys.empty() && kind == 2) {
+        // A token range: from before or after one key's token to before or after another's.
+        auto a = keys[size_t(g.rnd(0, int(keys.size()) - 1))].get_token();
+        auto b = keys[size_t(g.rnd(0, int(keys.size()) - 1))].get_token();
+        if (b < a) {
+            std::swap(a, b);
+        }
+        bool same = a == b;
+        auto start = same || g.rnd(0, 1) ? dht::ring_position::before_token(a) : dht::ring_position::after_token(a);
+        auto end = same || g.rnd(0, 1) ? dht::ring_position::after_token(b) : dht::ring_position::before_token(b);
+        pr.emplace(dht::partition_range::bound{start, true}, dht::partition_range::bound{end, true});
     } else {
         pr.emplace(g.rnd(0, 2) ? dht::partition_range::full() : random_partition_range(g, keys));
     }

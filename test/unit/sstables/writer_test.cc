@@ -461,6 +461,27 @@ REEF_TEST_CASE(test_remove_partial_sstables) {
     BOOST_CHECK((co_await remove_partial_sstables(dir.path())).empty());
 }
 
+namespace {
+
+std::function<bool(const descriptor&)> odd_generations() {
+    return [](const descriptor& d) { return std::stoull(d.generation) % 2 == 1; };
+}
+
+} // namespace
+
+// With an `owned` filter (a shard of a shared table directory), the other generations' partial writes stay.
+REEF_TEST_CASE(test_remove_partial_sstables_owned_only) {
+    tmpdir dir;
+    for (auto gen : {"1", "2", "3"}) {
+        std::ofstream(dir.path() + "/me-" + gen + "-big-Data.db") << "x";
+        std::ofstream(dir.path() + "/me-" + gen + "-big-TOC.txt.tmp") << "x";
+    }
+    auto removed = co_await remove_partial_sstables(dir.path(), odd_generations());
+    BOOST_CHECK_EQUAL(removed.size(), 2u);
+    auto left = files_in(dir.path());
+    BOOST_CHECK((left == std::vector<std::string>{"me-2-big-Data.db", "me-2-big-TOC.txt.tmp"}));
+}
+
 // A writer process killed (SIGKILL) at a random moment leaves, once remove_partial_sstables has run, either no
 // file of its generation or a whole sstable that reads back equal to its source.
 REEF_TEST_CASE(test_killed_writer_leaves_nothing_or_a_whole_sstable) {

@@ -4,8 +4,15 @@
 #include "commitlog/commitlog.hh"
 #include "commitlog/segment_format.hh"
 
+#include "runtime/blocking.hh"
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <system_error>
+#include <unistd.h>
 
 namespace reef::commitlog {
 
@@ -19,7 +26,23 @@ segment::segment(std::string path, file f, uint64_t id, uint64_t size_limit, syn
 
 future<std::shared_ptr<segment>> segment::create(std::string path, unsigned shard, uint64_t id, uint64_t size_limit,
                                                  sync_mode mode, commitlog_stats& stats) {
-    auto f = co_await open_file_dma(path, open_flags::wo | open_flags::create | open_flags::exclusive);
+    // Preallocated to its full size: a direct write inside the file's allocated size needs no size or block
+    // allocation, so fdatasync commits less metadata (on ext4, 10 to 100 times more syncs per second than
+    // appending; FORMAT.md). The directory is synced so that the new file survives a power failure.
+    const std::string& p = path;
+    co_await run_blocking([&p, size_limit] {
+        int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            throw std::system_error(errno, std::system_category(), "commitlog: create " + p);
+        }
+        int rc = ::posix_fallocate(fd, 0, off_t(size_limit));
+        ::close(fd);
+        if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
+            throw std::system_error(rc, std::system_category(), "commitlog: preallocate " + p);
+        }
+    });
+    co_await sync_directory(std::filesystem::path(path).parent_path().string());
+    auto f = co_await open_file_dma(path, open_flags::wo);
     std::shared_ptr<segment> s(new segment(std::move(path), std::move(f), id, size_limit, mode, stats));
     s->_pending = make_segment_header(shard, id);
     ++stats.segments_created;

@@ -142,10 +142,20 @@ segment_scan_stats scan_segment(const std::string& path, uint64_t expected_id, b
             at += entry_overhead + table_id_size + e->data.size();
             continue;
         }
-        // Scan for the next valid entry.
+        // Scan for the next valid entry; over zeros (padding, a preallocated file's unwritten end) in bulk: an
+        // entry starts at most 3 bytes (its length's leading zeros) before the next non-zero byte.
         size_t next = at + 1;
         std::optional<segment_entry> found;
         for (; next < file.size(); ++next) {
+            if (file[next] == 0 && file[next - 1] == 0) {
+                auto nz = std::find_if(file.begin() + next, file.end(), [](uint8_t b) { return b != 0; });
+                size_t first = size_t(nz - file.begin());
+                if (first == file.size()) {
+                    next = first;
+                    break;
+                }
+                next = std::max(next, first - std::min<size_t>(first, 3));
+            }
             if ((found = valid_at(next))) {
                 break;
             }

@@ -176,8 +176,15 @@ REEF_TEST_CASE(test_corruption_never_crashes_and_tears_lose_nothing_before) {
         }
         int kind = trial % 3;
         auto target = kind == 2 ? dir.path() + "/" + segment_file_name(0, mid_id) : dir.path() + "/" + fs::path(files.back()).filename().string();
-        auto size = fs::file_size(target);
-        uint64_t at = segment_header_size + rng() % (size - segment_header_size);
+        // Within the written bytes (the rest of the preallocated file is zeros).
+        std::string contents;
+        {
+            std::ifstream in(target, std::ios::binary);
+            contents.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        auto size = contents.size();
+        size_t used = contents.find_last_not_of('\0') + 1;
+        uint64_t at = segment_header_size + rng() % (used - segment_header_size);
         if (kind == 0) {
             fs::resize_file(target, at);  // a torn tail: truncated
         } else if (kind == 1) {

@@ -54,7 +54,8 @@ public:
     future<> discard_completed_segments(const table_id& table, replay_position up_to);
 
     // Writes and syncs what is pending, closes the active segment and stops the periodic sync. The segments stay
-    // on disk (for replay). Later adds throw; adds waiting for space fail.
+    // on disk (for replay). Later adds throw; adds waiting for space fail. Must complete before the commitlog is
+    // destroyed (background writes and syncs refer to it).
     future<> close();
 
     const commitlog_stats& stats() const noexcept { return _stats; }

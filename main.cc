@@ -37,6 +37,9 @@ const subcommand subcommands[] = {
     {"perf-sstable-write", "benchmark of memtable flushes to disk: rows/s and MB/s, uncompressed and LZ4,\n"
      "                     against plain write + fsync",
      reef::perf::perf_sstable_write_main},
+    {"perf-commitlog", "benchmark of the commitlog: batch-mode entries/s with 1, 16 and 128 writers against write +\n"
+     "                     fdatasync, periodic-mode MB/s against sequential writes",
+     reef::perf::perf_commitlog_main},
     {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-statistics,\n"
      "                     dump-compression-info, validate-checksums, validate, write, upgrade\n"
      "                     (`reef sstable --help`)",

@@ -2,6 +2,7 @@
 // memtable when the cache holds the slice, and asking the underlying for the rest (populating as it goes).
 #include "db/memtable_reader.hh"
 #include "db/row_cache.hh"
+#include "runtime/with_closeable.hh"
 
 namespace reef {
 
@@ -163,17 +164,7 @@ private:
         _cache.count_miss();
         auto phase = _cache._phase;
         auto r = _cache._underlying(dht::partition_range::singular(k), _forward_slice, _permit);
-        std::optional<mutation> m;
-        std::exception_ptr err;
-        try {
-            m = co_await read_partition(r, _schema);
-        } catch (...) {
-            err = std::current_exception();
-        }
-        co_await r.close();
-        if (err) {
-            std::rethrow_exception(err);
-        }
+        auto m = co_await with_closeable(std::move(r), [this](mutation_reader& r) { return read_partition(r, _schema); });
         auto data = place(k, m, phase, false);
         if (data) {
             start_partition(std::move(data), k);

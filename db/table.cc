@@ -7,6 +7,8 @@
 #include "runtime/blocking.hh"
 #include "runtime/file.hh"
 #include "runtime/log.hh"
+#include "runtime/with_closeable.hh"
+#include "sstables/shared_sstable_readers.hh"
 
 #include <algorithm>
 #include <filesystem>
@@ -52,7 +54,7 @@ future<> table::start() {
         return out;
     });
     for (auto& d : descs) {
-        _sstables.push_back(co_await open_table_sstable(d));
+        _sstables.push_back(co_await sstables::open_sstable(d));
         uint64_t gen = 0;
         try {
             gen = std::stoull(d.generation);
@@ -109,18 +111,13 @@ future<> table::flush_sealed() {
         auto mt = _sealed.front();
         auto d = next_descriptor();
         auto r = make_memtable_reader(mt, _schema, dht::partition_range::full(), {position_range::full()}, false);
-        std::exception_ptr err;
         try {
-            co_await write(r, d);
+            co_await with_closeable(std::move(r), [this, &d](mutation_reader& r) { return write(r, d); });
         } catch (...) {
-            err = std::current_exception();
-        }
-        co_await r.close();
-        if (err) {
             ++_failed_flushes;
-            std::rethrow_exception(err);
+            throw;
         }
-        auto sst = co_await open_table_sstable(d);
+        auto sst = co_await sstables::open_sstable(d);
         // One step, no suspension: the sstable joins the set as the memtable leaves, so no read misses it, and
         // the row cache forgets what the memtable changed (and refuses populations read before this).
         _sstables.push_back(std::move(sst));
@@ -163,8 +160,8 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
         if (use_cache) {
             return _cache->make_reader(range, std::move(slice), reversed, fwd, std::move(permit));
         }
-        return make_sstable_reader(_sstables.front(), _schema, range, std::move(slice), reversed, fwd, bypass,
-                                   std::move(permit));
+        return sstables::make_sstable_reader(_sstables.front(), _schema, range, std::move(slice), reversed, fwd,
+                                             bypass, std::move(permit));
     }
     auto source_fwd = streamed_forwarding::yes;
     // Several sources: each takes a copy.
@@ -186,15 +183,15 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
     if (use_cache) {
         auto max_ts = write_time::missing_timestamp;
         for (auto& sst : _sstables) {
-            max_ts = std::max(max_ts, sst->max_timestamp);
+            max_ts = std::max(max_ts, sst->max_timestamp());
         }
         sources.push_back({_cache->make_reader(range, slice_for_source(), reversed, source_fwd, permit), max_ts,
                            streamed_forwarding::yes});
     } else {
         for (auto& sst : _sstables) {
-            sources.push_back({make_sstable_reader(sst, _schema, range, slice_for_source(), reversed, source_fwd,
-                                                   bypass, permit),
-                               sst->max_timestamp, streamed_forwarding::yes});
+            sources.push_back({sstables::make_sstable_reader(sst, _schema, range, slice_for_source(), reversed,
+                                                             source_fwd, bypass, permit),
+                               sst->max_timestamp(), streamed_forwarding::yes});
         }
     }
     if (sources.size() == 1) {
@@ -206,14 +203,14 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
 mutation_reader table::make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                             reader_permit permit) {
     if (_sstables.size() == 1) {
-        return make_sstable_reader(_sstables.front(), _schema, range, slice, false, streamed_forwarding::no,
-                                   cache::bypass_cache::no, std::move(permit));
+        return sstables::make_sstable_reader(_sstables.front(), _schema, range, slice, false,
+                                             streamed_forwarding::no, cache::bypass_cache::no, std::move(permit));
     }
     std::vector<combined_reader_source> sources;
     for (auto& sst : _sstables) {
-        sources.push_back({make_sstable_reader(sst, _schema, range, slice, false, streamed_forwarding::yes,
-                                               cache::bypass_cache::no, permit),
-                           sst->max_timestamp, streamed_forwarding::yes});
+        sources.push_back({sstables::make_sstable_reader(sst, _schema, range, slice, false, streamed_forwarding::yes,
+                                                         cache::bypass_cache::no, permit),
+                           sst->max_timestamp(), streamed_forwarding::yes});
     }
     return make_combined_reader(_schema, std::move(sources), false, streamed_forwarding::no);
 }
@@ -221,13 +218,13 @@ mutation_reader table::make_sstables_reader(const dht::partition_range& range, c
 std::vector<sstables::descriptor> table::sstable_descriptors() const {
     std::vector<sstables::descriptor> out;
     for (auto& s : _sstables) {
-        out.push_back(s->desc);
+        out.push_back(s->desc());
     }
     return out;
 }
 
 write_time::timestamp_type table::max_purgeable(const dht::decorated_key& k,
-                                         const std::vector<std::shared_ptr<table_sstable>>& compacting) const {
+                                                const std::vector<sstables::shared_sstable>& compacting) const {
     auto result = std::numeric_limits<write_time::timestamp_type>::max();
     auto consider_memtable = [&](const memtable& mt) {
         if (mt.partitions().contains(k)) {
@@ -240,7 +237,7 @@ write_time::timestamp_type table::max_purgeable(const dht::decorated_key& k,
     }
     for (auto& sst : _sstables) {
         if (std::find(compacting.begin(), compacting.end(), sst) == compacting.end() && sst->may_contain(k)) {
-            result = std::min(result, sst->min_timestamp);
+            result = std::min(result, sst->min_timestamp());
         }
     }
     return result;
@@ -254,7 +251,8 @@ future<> table::compact_all(deletion_time_type now) {
     }
     std::vector<combined_reader_source> sources;
     for (auto& sst : compacting) {
-        sources.push_back({make_sstable_full_scan_reader(sst, _schema), sst->max_timestamp, streamed_forwarding::no});
+        sources.push_back(
+            {sstables::make_sstable_full_scan_reader(sst, _schema), sst->max_timestamp(), streamed_forwarding::no});
     }
     auto combined = make_combined_reader(_schema, std::move(sources), false, streamed_forwarding::no);
     auto gc_before = now - _schema->options().gc_grace_seconds;
@@ -263,20 +261,10 @@ future<> table::compact_all(deletion_time_type now) {
                                              return max_purgeable(k, compacting);
                                          });
     auto d = next_descriptor();
-    std::exception_ptr err;
-    sstables::written_sstable written;
-    try {
-        written = co_await write(reader, d);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await reader.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    std::shared_ptr<table_sstable> out;
+    auto written = co_await with_closeable(std::move(reader), [this, &d](mutation_reader& r) { return write(r, d); });
+    sstables::shared_sstable out;
     if (written.partitions) {
-        out = co_await open_table_sstable(d);
+        out = co_await sstables::open_sstable(d);
     }
     // One step: the output replaces its inputs in the set, and the row cache starts over.
     if (_cache) {
@@ -287,12 +275,12 @@ future<> table::compact_all(deletion_time_type now) {
         _sstables.push_back(std::move(out));
     }
     if (!written.partitions) {
-        co_await delete_table_sstable(d);
+        co_await sstables::delete_sstable_files(d);
     }
     for (auto& sst : compacting) {
-        co_await sst->readers.close();
+        co_await sst->readers().close();
         co_await sst->close();
-        co_await delete_table_sstable(sst->desc);
+        co_await sstables::delete_sstable_files(sst->desc());
     }
 }
 

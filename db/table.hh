@@ -4,12 +4,12 @@
 
 #include "db/memtable.hh"
 #include "db/row_cache.hh"
-#include "db/table_sstable.hh"
 #include "reader/combined_reader.hh"
 #include "reader/mutation_reader.hh"
 #include "runtime/future.hh"
 #include "runtime/gate.hh"
 #include "runtime/semaphore.hh"
+#include "sstables/sstable.hh"
 #include "sstables/writer.hh"
 
 #include <cstdint>
@@ -103,13 +103,13 @@ private:
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);
     write_time::timestamp_type max_purgeable(const dht::decorated_key& k,
-                                      const std::vector<std::shared_ptr<table_sstable>>& compacting) const;
+                                      const std::vector<sstables::shared_sstable>& compacting) const;
 
     schema_ptr _schema;
     table_config _cfg;
     std::shared_ptr<memtable> _active;
     std::deque<std::shared_ptr<memtable>> _sealed;  // oldest first
-    std::vector<std::shared_ptr<table_sstable>> _sstables;
+    std::vector<sstables::shared_sstable> _sstables;
     std::unique_ptr<row_cache> _cache;
     uint64_t _last_generation = 0;
     semaphore _flush_sem{1};

@@ -12,6 +12,7 @@
 #include "db/row_cache.hh"
 #include "sstables/components.hh"
 #include "sstables/serialization_header.hh"
+#include "sstables/sstable.hh"
 #include "test/perf/perf_util.hh"
 
 #include <cstdint>
@@ -82,14 +83,7 @@ public:
 private:
     dataset_sstable() = default;
     schema_ptr _schema;
-    sstables::descriptor _desc;
-    sstables::sstable_components _components;
-    std::shared_ptr<const sstables::serialization_header> _header;
-    file _data;
-    file _index;
-    index::index_summary _summary;
-    std::unique_ptr<cache::cached_file> _index_file;
-    std::unique_ptr<index::index_page_cache> _index_cache;
+    sstables::shared_sstable _sst;
     uint64_t _data_file_size = 0;
     std::unique_ptr<row_cache> _cache;
 

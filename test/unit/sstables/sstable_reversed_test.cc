@@ -22,7 +22,8 @@
 #include "test/lib/combined_model.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/mx_test_support.hh"
-#include "test/lib/open_sstable.hh"
+#include "sstables/sstable.hh"
+#include "test/lib/read_and_close.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reversed_stream.hh"
 #include "test/lib/reef_test.hh"
@@ -69,9 +70,7 @@ future<written_sstable> load_written(descriptor d) {
     written_sstable w;
     w.d = d;
     w.components = co_await load_components(d);
-    auto stats_path = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_entire_file(stats_path);
-    auto stats = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_path);
+    auto stats = co_await load_statistics(d);
     w.header = std::make_shared<const serialization_header>(*stats.header);
     auto index_path = d.filename(component_type::index);
     auto index_bytes = co_await read_entire_file(index_path);
@@ -348,12 +347,12 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
                     keys.push_back(k);
                 }
                 cache::cache_tracker tracker(size_t(64) << 20);
-                auto sst = co_await open_sstable_for_read(d, tracker);
-                auto handles = sst->handles();
+                auto sst = co_await sstables::open_sstable(d, tracker);
+                auto handles = sst->read_handles();
                 handles.stats = &stats;  // counts the reversed reads' jumps between ranges
                 clustering_ranges everything{position_range::full()};
                 auto forward = partitions_of(co_await read_and_close(
-                    make_sstable_reader(s, sst->handles(), dht::partition_range::full(), everything), false));
+                    make_sstable_reader(s, sst->read_handles(), dht::partition_range::full(), everything), false));
                 std::vector<mutation_fragment> all_reversed;
                 for (auto& p : forward) {
                     auto r = reverse_partition(p);
@@ -440,14 +439,14 @@ REEF_TEST_CASE(reversed_sstable_reader_reads_the_corpus) {
                 auto schema = schema_from_header(*cs.stats.header);
                 auto token = token_function_for(cs.stats.validation->partitioner);
                 auto d = descriptor::from_path(cs.data_path.string());
-                auto sst = co_await open_sstable_for_read(d, tracker, token);
-                auto counted = sst->handles();
+                auto sst = co_await sstables::open_sstable(d, tracker);
+                auto counted = sst->read_handles();
                 counted.stats = &stats;
                 clustering_ranges everything{position_range::full()};
                 auto forward = partitions_of(co_await read_and_close(
-                    make_sstable_reader(schema, sst->handles(), dht::partition_range::full(), everything), false));
+                    make_sstable_reader(schema, sst->read_handles(), dht::partition_range::full(), everything), false));
                 auto reversed = partitions_of(co_await read_and_close(
-                    make_sstable_reader(schema, sst->handles(), dht::partition_range::full(), reverse_ranges(everything), true),
+                    make_sstable_reader(schema, sst->read_handles(), dht::partition_range::full(), reverse_ranges(everything), true),
                     true));
                 BOOST_REQUIRE_EQUAL(forward.size(), reversed.size());
                 for (size_t k = 0; k < forward.size(); ++k) {
@@ -557,8 +556,8 @@ REEF_TEST_CASE(reversed_read_of_a_large_partition_reads_only_its_end) {
             co_await w.close();
         }
         cache::cache_tracker tracker(size_t(64) << 20);
-        auto sst = co_await open_sstable_for_read(d, tracker);
-        uint64_t partition_bytes = sst->components.data_length();
+        auto sst = co_await sstables::open_sstable(d, tracker);
+        uint64_t partition_bytes = sst->components().data_length();
         struct query {
             int first, last;  // rows [first, last]
         };
@@ -567,9 +566,9 @@ REEF_TEST_CASE(reversed_read_of_a_large_partition_reads_only_its_end) {
                                                                      position_in_partition::after_key(ck(q.last))}});
             auto pr = dht::partition_range::singular(key);
             // The first read brings the index page in; the second reads Data.db only.
-            auto first = co_await read_and_close(make_sstable_reader(s, sst->handles(), pr, slice, true), true);
+            auto first = co_await read_and_close(make_sstable_reader(s, sst->read_handles(), pr, slice, true), true);
             auto before = engine().io().bytes_read;
-            auto got = co_await read_and_close(make_sstable_reader(s, sst->handles(), pr, slice, true), true);
+            auto got = co_await read_and_close(make_sstable_reader(s, sst->read_handles(), pr, slice, true), true);
             uint64_t data_bytes = engine().io().bytes_read - before;
             BOOST_REQUIRE_EQUAL(got.size(), 102u);
             for (int i = 0; i < 100; ++i) {
@@ -715,7 +714,7 @@ REEF_TEST_CASE(reversed_sstable_readers_combined_match_memtable_readers) {
                 }
                 auto slice = c.slice ? *c.slice : clustering_ranges{position_range::full()};
                 std::vector<std::shared_ptr<memtable>> memtables;
-                std::vector<std::unique_ptr<open_sstable>> sstables;
+                std::vector<sstables::shared_sstable> sstables;
                 for (auto& source : c.sources) {
                     auto mt = std::make_shared<memtable>(s);
                     for (auto& m : source) {
@@ -729,7 +728,7 @@ REEF_TEST_CASE(reversed_sstable_readers_combined_match_memtable_readers) {
                     auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
                     co_await write_sstable(w, s, d, wo);
                     co_await w.close();
-                    sstables.push_back(co_await open_sstable_for_read(d, tracker));
+                    sstables.push_back(co_await sstables::open_sstable(d, tracker));
                 }
                 std::vector<combined_reader_source> from_memtables, from_sstables;
                 for (size_t k = 0; k < c.sources.size(); ++k) {
@@ -737,7 +736,7 @@ REEF_TEST_CASE(reversed_sstable_readers_combined_match_memtable_readers) {
                         make_memtable_reader(memtables[k], s, c.plan.ranges.front(), slice, true, c.source_forwarding[k]),
                         c.max_timestamps[k], c.source_forwarding[k]});
                     from_sstables.push_back(combined_reader_source{
-                        make_sstable_reader(s, sstables[k]->handles(), c.plan.ranges.front(), slice, true, c.source_forwarding[k]),
+                        make_sstable_reader(s, sstables[k]->read_handles(), c.plan.ranges.front(), slice, true, c.source_forwarding[k]),
                         c.max_timestamps[k], c.source_forwarding[k]});
                 }
                 auto want_reader = make_combined_reader(s, std::move(from_memtables), true, c.forwarding(), &model_stats);

@@ -7,11 +7,12 @@
 #include "db/memtable_reader.hh"
 #include "sstables/index_entry.hh"
 #include "sstables/mx_fragments.hh"
+#include "sstables/sstable.hh"
 #include "sstables/sstable_reader.hh"
 #include "sstables/writer.hh"
 #include "test/lib/mutation_model.hh"
-#include "test/lib/open_sstable.hh"
 #include "test/lib/random_mutation.hh"
+#include "test/lib/read_and_close.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
@@ -78,8 +79,8 @@ namespace {
 
 // ks.t (pk int, ck int, v int): partition 1 with `rows` rows ck = 0, 2, 4, ... (v = ck), written uncompressed with
 // 64 KiB promoted index blocks (some 4,000 rows each).
-future<std::unique_ptr<open_sstable>> write_partition(const schema_ptr& s, tmpdir& dir, cache::cache_tracker& tracker,
-                                                      int rows, std::shared_ptr<memtable>& mt) {
+future<sstables::shared_sstable> write_partition(const schema_ptr& s, tmpdir& dir, cache::cache_tracker& tracker,
+                                                 int rows, std::shared_ptr<memtable>& mt) {
     mt = std::make_shared<memtable>(s);
     mutation m(s, pkey(1));
     for (int i = 0; i < rows; ++i) {
@@ -95,15 +96,15 @@ future<std::unique_ptr<open_sstable>> write_partition(const schema_ptr& s, tmpdi
     auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
     co_await write_sstable(w, s, d, o);
     co_await w.close();
-    co_return co_await open_sstable_for_read(d, tracker);
+    co_return co_await sstables::open_sstable(d, tracker);
 }
 
 // Reads partition 1 through `slice`, or (forwarding) the full slice through one window, counting rows; checks the
 // result against the memtable's.
-future<sstable_reader_stats> read_counted(const schema_ptr& s, open_sstable& sst, const std::shared_ptr<memtable>& mt,
+future<sstable_reader_stats> read_counted(const schema_ptr& s, sstables::sstable& sst, const std::shared_ptr<memtable>& mt,
                                           clustering_ranges slice, bool forwarding) {
     sstable_reader_stats stats;
-    auto h = sst.handles();
+    auto h = sst.read_handles();
     h.stats = &stats;
     auto pr = dht::partition_range::singular(pkey(1));
     std::vector<mutation_fragment> got;

@@ -5,6 +5,7 @@
 #include "mutation/partition_range.hh"
 #include "reader/mutation_reader.hh"
 #include "reader/position_range.hh"
+#include "reader/read_options.hh"
 #include "reader/reader_permit.hh"
 #include "runtime/future.hh"
 #include "runtime/gate.hh"
@@ -49,16 +50,14 @@ struct table_sstable {
 // Loads d (its components, checked as load_components checks them, and Statistics.db).
 future<std::shared_ptr<table_sstable>> open_table_sstable(sstables::descriptor d);
 
-// The read path's reader of sst: the partitions of `range` sliced by `slice` (in the read's order), forward or
-// reversed, with clustering-window forwarding when fwd == yes, as make_memtable_reader gives them: the indexed reader
-// (sstables::make_sstable_reader: the index's byte range of Data.db, promoted-index skips inside partitions; reversed,
-// each partition through a partition_reversing_data_source), through the shard's index caches, or private ones with
-// bypass == yes. permit: the read's deadline and memory account (see sstables/sstable_reader.hh). Holds sst's reader
-// gate until closed.
-mutation_reader make_sstable_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, const dht::partition_range& range,
-                                    clustering_ranges slice, bool reversed, streamed_forwarding fwd,
-                                    cache::bypass_cache bypass = cache::bypass_cache::no,
-                                    reader_permit permit = reader_permit());
+// The read path's reader of sst: the partitions of opts.range sliced by opts.slice (in the read's order), in
+// opts.order, with clustering-window forwarding when opts.forwarding == yes, as make_memtable_reader gives them: the
+// indexed reader (sstables::make_sstable_reader: the index's byte range of Data.db, promoted-index skips inside
+// partitions; reversed, each partition through a partition_reversing_data_source), through the shard's index caches,
+// or private ones with opts.bypass == yes. permit: the read's deadline and memory account (see
+// sstables/sstable_reader.hh). Holds sst's reader gate until closed.
+mutation_reader make_sstable_reader(std::shared_ptr<table_sstable> sst, schema_ptr s, reader_permit permit,
+                                    read_options opts);
 
 // Compaction's reader of sst: the whole sstable as whole partitions (no forwarding), streamed by the full-scan
 // reader. Holds sst's reader gate until closed.

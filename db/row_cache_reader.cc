@@ -139,8 +139,11 @@ private:
     }
 
     void start_partition(std::shared_ptr<memtable> data, const dht::decorated_key& k) {
-        _partition.emplace(make_memtable_reader(std::move(data), _schema, dht::partition_range::singular(k), _slice,
-                                                _reversed, _fwd));
+        _partition.emplace(make_memtable_reader(std::move(data), _schema,
+                                                {.range = dht::partition_range::singular(k),
+                                                 .slice = _slice,
+                                                 .order = read_order_for(_reversed),
+                                                 .forwarding = _fwd}));
         _emitted = false;
     }
 
@@ -247,22 +250,21 @@ private:
     uint64_t _scan_phase = 0;
 };
 
-mutation_reader row_cache::make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed,
-                                       streamed_forwarding fwd, reader_permit permit) {
+mutation_reader row_cache::make_reader(reader_permit permit, read_options opts) {
     // A hit on one partition (a query's usual read): its memtable's reader alone, without the walk above it.
-    if (auto k = single_key(range)) {
+    if (auto k = single_key(opts.range)) {
         auto it = _entries.find(*k);
         // (A forward slice is looked at in place: `reversed ? reverse_ranges(slice) : slice` would copy it.)
         if (it != _entries.end() && it->second->data &&
-            (reversed ? it->second->continuity.contains(_cmp, reverse_ranges(slice))
-                      : it->second->continuity.contains(_cmp, slice))) {
+            (opts.reversed() ? it->second->continuity.contains(_cmp, reverse_ranges(opts.slice))
+                             : it->second->continuity.contains(_cmp, opts.slice))) {
             count_hit();
             touch(*it->second);
-            return make_memtable_reader(it->second->data, _schema, range, std::move(slice), reversed, fwd);
+            return make_memtable_reader(it->second->data, _schema, std::move(opts));
         }
     }
-    return mutation_reader(
-        std::make_unique<row_cache_reader>(*this, range, std::move(slice), reversed, fwd, std::move(permit)));
+    return mutation_reader(std::make_unique<row_cache_reader>(*this, opts.range, std::move(opts.slice), opts.reversed(),
+                                                              opts.forwarding, std::move(permit)));
 }
 
 } // namespace reef

@@ -110,7 +110,7 @@ future<> table::flush_sealed() {
     while (!_sealed.empty()) {
         auto mt = _sealed.front();
         auto d = next_descriptor();
-        auto r = make_memtable_reader(mt, _schema, dht::partition_range::full(), {position_range::full()}, false);
+        auto r = make_memtable_reader(mt, _schema, read_options{});
         try {
             co_await with_closeable(std::move(r), [this, &d](mutation_reader& r) { return write(r, d); });
         } catch (...) {
@@ -134,12 +134,10 @@ future<> table::flush() {
     co_await flush_sealed();
 }
 
-mutation_reader table::make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed,
-                                   streamed_forwarding fwd, combined_reader_stats* stats, cache::bypass_cache bypass,
-                                   reader_permit permit) {
-    bool use_cache = _cache && bypass == cache::bypass_cache::no && !_sstables.empty();
+mutation_reader table::make_reader(reader_permit permit, read_options opts) {
+    bool use_cache = _cache && opts.bypass == bypass_cache::no && !_sstables.empty();
     // With one source the combined reader would only pass its stream through (and cost a merge step per
-    // fragment): that source is read directly, in the read's own forwarding mode (`stats` then counts nothing).
+    // fragment): that source is read directly, in the read's own forwarding mode (opts.stats then counts nothing).
     // Empty memtables are no sources: the active one too, so a write applied during the read into a memtable
     // that was empty when it started is not seen, which the read's contract allows (it returns what was there
     // when it started).
@@ -150,28 +148,32 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
     if (count == 1) {
         // The one source, read directly (no sources vector to build).
         if (!_active->empty()) {
-            return make_memtable_reader(_active, _schema, range, std::move(slice), reversed, fwd);
+            return make_memtable_reader(_active, _schema, std::move(opts));
         }
         for (auto& mt : _sealed) {
             if (!mt->empty()) {
-                return make_memtable_reader(mt, _schema, range, std::move(slice), reversed, fwd);
+                return make_memtable_reader(mt, _schema, std::move(opts));
             }
         }
         if (use_cache) {
-            return _cache->make_reader(range, std::move(slice), reversed, fwd, std::move(permit));
+            return _cache->make_reader(std::move(permit), std::move(opts));
         }
-        return sstables::make_sstable_reader(_sstables.front(), _schema, range, std::move(slice), reversed, fwd,
-                                             bypass, std::move(permit));
+        return sstables::make_sstable_reader(_sstables.front(), _schema, std::move(permit), std::move(opts));
     }
-    auto source_fwd = streamed_forwarding::yes;
-    // Several sources: each takes a copy.
-    auto slice_for_source = [&] { return slice; };
+    // Several sources: each takes a copy, with forwarding (the combined reader drives their windows) and without
+    // the stats, which are the combined reader's.
+    auto options_for_source = [&] {
+        return read_options{.range = opts.range,
+                            .slice = opts.slice,
+                            .order = opts.order,
+                            .forwarding = streamed_forwarding::yes,
+                            .bypass = opts.bypass};
+    };
     std::vector<combined_reader_source> sources;
     sources.reserve(count);
     auto add_memtable = [&](const std::shared_ptr<memtable>& mt, write_time::timestamp_type max_ts) {
         if (!mt->empty()) {
-            sources.push_back({make_memtable_reader(mt, _schema, range, slice_for_source(), reversed, source_fwd), max_ts,
-                               streamed_forwarding::yes});
+            sources.push_back({make_memtable_reader(mt, _schema, options_for_source()), max_ts, streamed_forwarding::yes});
         }
     };
     // The active memtable takes writes during the read (its reader follows them, see memtable_reader.hh): no
@@ -185,31 +187,30 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
         for (auto& sst : _sstables) {
             max_ts = std::max(max_ts, sst->max_timestamp());
         }
-        sources.push_back({_cache->make_reader(range, slice_for_source(), reversed, source_fwd, permit), max_ts,
-                           streamed_forwarding::yes});
+        sources.push_back({_cache->make_reader(permit, options_for_source()), max_ts, streamed_forwarding::yes});
     } else {
         for (auto& sst : _sstables) {
-            sources.push_back({sstables::make_sstable_reader(sst, _schema, range, slice_for_source(), reversed,
-                                                             source_fwd, bypass, permit),
+            sources.push_back({sstables::make_sstable_reader(sst, _schema, permit, options_for_source()),
                                sst->max_timestamp(), streamed_forwarding::yes});
         }
     }
     if (sources.size() == 1) {
         return std::move(sources.front().reader);
     }
-    return make_combined_reader(_schema, std::move(sources), reversed, fwd, stats);
+    return make_combined_reader(_schema, std::move(sources), opts.reversed(), opts.forwarding, opts.stats);
 }
 
 mutation_reader table::make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                             reader_permit permit) {
     if (_sstables.size() == 1) {
-        return sstables::make_sstable_reader(_sstables.front(), _schema, range, slice, false,
-                                             streamed_forwarding::no, cache::bypass_cache::no, std::move(permit));
+        return sstables::make_sstable_reader(_sstables.front(), _schema, std::move(permit),
+                                             {.range = range, .slice = slice});
     }
     std::vector<combined_reader_source> sources;
     for (auto& sst : _sstables) {
-        sources.push_back({sstables::make_sstable_reader(sst, _schema, range, slice, false, streamed_forwarding::yes,
-                                                         cache::bypass_cache::no, permit),
+        sources.push_back({sstables::make_sstable_reader(sst, _schema, permit,
+                                                         {.range = range, .slice = slice,
+                                                          .forwarding = streamed_forwarding::yes}),
                            sst->max_timestamp(), streamed_forwarding::yes});
     }
     return make_combined_reader(_schema, std::move(sources), false, streamed_forwarding::no);

@@ -86,11 +86,9 @@ private:
 // The indexed reader over sst's open files, holding sst (and its reader gate) while it lives.
 class indexed_reader : public wrapping_reader {
 public:
-    indexed_reader(shared_sstable sst, schema_ptr s, const dht::partition_range& range, clustering_ranges slice,
-                   bool reversed, streamed_forwarding fwd, cache::bypass_cache bypass, reader_permit permit)
+    indexed_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts)
         : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers()),
-          _inner(make_sstable_reader(s, _sst->read_handles(), range, std::move(slice), reversed, fwd, bypass,
-                                     std::move(permit))) {}
+          _inner(make_sstable_reader(s, _sst->read_handles(), std::move(permit), std::move(opts))) {}
 
     future<> fill_buffer() override { return fill_from(_inner); }
     future<> next_partition() override {
@@ -113,11 +111,9 @@ private:
 
 } // namespace
 
-mutation_reader make_sstable_reader(shared_sstable sst, schema_ptr s, const dht::partition_range& range,
-                                    clustering_ranges slice, bool reversed, streamed_forwarding fwd,
-                                    cache::bypass_cache bypass, reader_permit permit) {
-    return mutation_reader(std::make_unique<indexed_reader>(std::move(sst), std::move(s), range, std::move(slice),
-                                                            reversed, fwd, bypass, std::move(permit)));
+mutation_reader make_sstable_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts) {
+    return mutation_reader(
+        std::make_unique<indexed_reader>(std::move(sst), std::move(s), std::move(permit), std::move(opts)));
 }
 
 mutation_reader make_sstable_full_scan_reader(shared_sstable sst, schema_ptr s) {

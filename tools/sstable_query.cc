@@ -73,9 +73,12 @@ future<std::string> query_one(descriptor d, const query_options& opts, std::vect
         auto before_index = sst->index_file().io_counters();
         auto before_files = tracker.file_stats();
         auto before_pages = tracker.index_stats();
-        auto r = make_sstable_reader(read_schema, sst->read_handles(), range, slice, opts.reversed,
-                                     streamed_forwarding::no,
-                                     opts.bypass_cache ? cache::bypass_cache::yes : cache::bypass_cache::no);
+        // A tool's read: no admission, no deadline.
+        auto r = make_sstable_reader(read_schema, sst->read_handles(), reader_permit(),
+                                     {.range = std::move(range),
+                                      .slice = std::move(slice),
+                                      .order = read_order_for(opts.reversed),
+                                      .bypass = opts.bypass_cache ? bypass_cache::yes : bypass_cache::no});
         auto fragments = co_await read_all_and_close(std::move(r));
         auto out = print_fragments_json(*sst->header(), fragments, opts.now, opts.reversed);
         if (stats) {

@@ -5,6 +5,7 @@
 #include "cache/cached_file.hh"
 #include "index/index_reader.hh"
 #include "reader/mutation_reader.hh"
+#include "reader/read_options.hh"
 #include "runtime/file.hh"
 #include "runtime/future.hh"
 #include "runtime/reactor.hh"
@@ -70,9 +71,8 @@ public:
     ~dataset_sstable();
 
     // Through the row cache once enable_cache() was called (as ScyllaDB's --enable-cache reads), else the
-    // sstable reader itself.
-    mutation_reader make_reader(const dht::partition_range& pr, clustering_ranges slice,
-                                streamed_forwarding fwd = streamed_forwarding::no);
+    // sstable reader itself; without limits (reader_permit()).
+    mutation_reader make_reader(read_options opts);
     // Puts a row cache (on the shard's cache tracker, so drop_caches() empties it) in front of the sstable.
     void enable_cache();
     bool cache_enabled() const noexcept { return bool(_cache); }
@@ -87,8 +87,7 @@ private:
     uint64_t _data_file_size = 0;
     std::unique_ptr<row_cache> _cache;
 
-    mutation_reader make_sstable_reader(const dht::partition_range& pr, clustering_ranges slice,
-                                        streamed_forwarding fwd);
+    mutation_reader make_sstable_reader(reader_permit permit, read_options opts);
 };
 
 // Counters of the calling shard, read before and after each read.

@@ -268,28 +268,26 @@ future<std::unique_ptr<dataset_sstable>> dataset_sstable::open(const std::string
 
 dataset_sstable::~dataset_sstable() = default;
 
-mutation_reader dataset_sstable::make_reader(const dht::partition_range& pr, clustering_ranges slice,
-                                             streamed_forwarding fwd) {
+mutation_reader dataset_sstable::make_reader(read_options opts) {
     if (_cache) {
-        return _cache->make_reader(pr, std::move(slice), false, fwd);
+        return _cache->make_reader(reader_permit(), std::move(opts));
     }
-    return make_sstable_reader(pr, std::move(slice), fwd);
+    return make_sstable_reader(reader_permit(), std::move(opts));
 }
 
 void dataset_sstable::enable_cache() {
     if (!_cache) {
         _cache = std::make_unique<row_cache>(
             _schema,
-            [this](const dht::partition_range& pr, const clustering_ranges& slice, reader_permit) {
-                return make_sstable_reader(pr, slice, streamed_forwarding::no);
+            [this](const dht::partition_range& pr, const clustering_ranges& slice, reader_permit permit) {
+                return make_sstable_reader(std::move(permit), {.range = pr, .slice = slice});
             },
             cache::shard_cache_tracker());
     }
 }
 
-mutation_reader dataset_sstable::make_sstable_reader(const dht::partition_range& pr, clustering_ranges slice,
-                                                     streamed_forwarding fwd) {
-    return sstables::make_sstable_reader(_schema, _sst->read_handles(), pr, std::move(slice), false, fwd);
+mutation_reader dataset_sstable::make_sstable_reader(reader_permit permit, read_options opts) {
+    return sstables::make_sstable_reader(_schema, _sst->read_handles(), std::move(permit), std::move(opts));
 }
 
 future<> dataset_sstable::close() {

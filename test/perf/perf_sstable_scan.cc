@@ -252,7 +252,7 @@ int perf_sstable_scan_main(int argc, char** argv) {
                 writer_options o;
                 o.compression = comp;
                 descriptor d{dir, sstable_version::me, std::to_string(++generation), "big"};
-                auto in = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                auto in = make_memtable_reader(mt, s, read_options{});
                 auto written = co_await write_sstable(in, s, d, o);
                 co_await in.close();
                 // Into memory before timing (a no-op on tmpfs; the page cache elsewhere).

@@ -72,7 +72,7 @@ REEF_TEST_CASE(index_reader_matches_every_entry) {
             o.min_index_interval = g.rnd(1, 8);
             o.column_index_size = g.rnd(0, 1) ? 1 : 64 * 1024;
             descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
-            auto reader = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+            auto reader = make_memtable_reader(mt, s, read_options{});
             co_await write_sstable(reader, s, d, o);
             co_await reader.close();
 
@@ -86,7 +86,7 @@ REEF_TEST_CASE(index_reader_matches_every_entry) {
             auto& cf = sst->cached_index();
             pages_seen += summary.points.size();
             {
-                cache::read_caches<index::partition_index_page> caches(cf, sst->index_cache(), cache::bypass_cache::no);
+                cache::read_caches<index::partition_index_page> caches(cf, sst->index_cache(), bypass_cache::no);
                 index::index_reader ir(summary, caches, make_index_page_parser(d.version, index_path));
                 for (int q = 0; q < 60; ++q) {
                     auto pr = random_partition_range(g, keys);

@@ -347,7 +347,7 @@ future<written> write_random_sstable(const schema_ptr& s, mutation_generator& g,
     w.column_index_size = o.column_index_size;
     w.d = descriptor{dir, sstable_version::me, std::to_string(generation), "big"};
     {
-        auto r = make_memtable_reader(w.mt, s, dht::partition_range::full(), {position_range::full()}, false);
+        auto r = make_memtable_reader(w.mt, s, read_options{});
         co_await write_sstable(r, s, w.d, o);
         co_await r.close();
     }
@@ -400,17 +400,19 @@ REEF_TEST_CASE(sstable_reader_conforms_to_memtable_reader) {
                 }
                 auto slice = g.rnd(0, 3) == 0 ? clustering_ranges{position_range::full()} : g.make_ranges();
                 bool fwd = g.rnd(0, 1) == 0;
-                auto bypass = g.rnd(0, 3) == 0 ? cache::bypass_cache::yes : cache::bypass_cache::no;
+                auto bypass = g.rnd(0, 3) == 0 ? bypass_cache::yes : bypass_cache::no;
                 auto mode = fwd ? streamed_forwarding::yes : streamed_forwarding::no;
                 auto ctx = "seed " + std::to_string(seed) + " table " + s->table() + " case " + std::to_string(i) +
                            " read " + std::to_string(q) + " (sstable " + std::to_string(k) + ", column index size " +
                            std::to_string(w.column_index_size) + (fwd ? ", forwarding" : "") +
-                           (bypass == cache::bypass_cache::yes ? ", bypass" : "") + (tiny_cache ? ", tiny cache" : "") + ")";
+                           (bypass == bypass_cache::yes ? ", bypass" : "") + (tiny_cache ? ", tiny cache" : "") + ")";
                 BOOST_TEST_CONTEXT(ctx) {
                     auto h = ssts[k]->read_handles();
                     h.stats = &row_stats;
-                    auto got = make_sstable_reader(s, std::move(h), ranges[0], slice, false, mode, bypass);
-                    auto expected = make_memtable_reader(w.mt, s, ranges[0], slice, false, mode);
+                    auto got = make_sstable_reader(s, std::move(h), reader_permit(),
+                                                   {.range = ranges[0], .slice = slice, .forwarding = mode, .bypass = bypass});
+                    auto expected =
+                        make_memtable_reader(w.mt, s, {.range = ranges[0], .slice = slice, .forwarding = mode});
                     lockstep ls{got, expected, s, ctx, fragment_stream_validator(*s)};
                     std::exception_ptr err;
                     try {
@@ -437,7 +439,7 @@ REEF_TEST_CASE(sstable_reader_conforms_to_memtable_reader) {
                 }
                 ++reads;
                 forwarding += fwd;
-                bypassing += bypass == cache::bypass_cache::yes;
+                bypassing += bypass == bypass_cache::yes;
                 tiny += tiny_cache;
             }
             evictions += tracker.file_stats().page_evictions + tracker.index_stats().evictions;
@@ -571,7 +573,8 @@ REEF_TEST_CASE(sstable_reader_slices_corpus_like_a_filtered_scan) {
                     auto pr = dht::partition_range::singular(key);
                     auto ctx = cs.data_path.string() + " partition " + key.get_token().to_string() + " read " +
                                std::to_string(q) + (fwd ? " forwarding" : "") + " seed " + std::to_string(seed);
-                    auto got = make_sstable_reader(schema, sst->read_handles(), pr, slice, false, mode);
+                    auto got = make_sstable_reader(schema, sst->read_handles(), reader_permit(),
+                                                   {.range = pr, .slice = slice, .forwarding = mode});
                     auto expected = make_fragment_vector_reader(schema, part, pr, mode, false, slice);
                     lockstep ls{got, expected, schema, ctx, fragment_stream_validator(*schema)};
                     std::exception_ptr err;
@@ -661,7 +664,7 @@ REEF_TEST_CASE(sstable_reader_slice_reads_only_its_blocks) {
         descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
         written_sstable info;
         {
-            auto r = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+            auto r = make_memtable_reader(mt, s, read_options{});
             info = co_await write_sstable(r, s, d, o);
             co_await r.close();
         }
@@ -672,7 +675,8 @@ REEF_TEST_CASE(sstable_reader_slice_reads_only_its_blocks) {
             auto pr = dht::partition_range::singular(pkey(7));
             auto read = [&](clustering_ranges slice) -> future<std::pair<uint64_t, std::vector<mutation_fragment>>> {
                 auto before = engine().io().bytes_read;
-                auto fs = co_await read_and_close(make_sstable_reader(s, sst->read_handles(), pr, std::move(slice)));
+                auto r = make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = std::move(slice)});
+                auto fs = co_await read_and_close(std::move(r));
                 co_return std::pair{engine().io().bytes_read - before, std::move(fs)};
             };
             // 50 rows in the middle: about 3 blocks.

@@ -44,7 +44,7 @@ future<descriptor> write_random_sstable(const tmpdir& dir, schema_ptr s, uint64_
     o.column_index_size = 256;
     o.chunk_length = 4096;
     descriptor d{dir.path(), sstable_version::me, std::to_string(generation), "big"};
-    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+    auto w = make_memtable_reader(mt, s, read_options{});
     co_await write_sstable(w, s, d, o);
     co_await w.close();
     co_return d;
@@ -118,22 +118,22 @@ REEF_TEST_CASE(read_deadlines_end_reads_cleanly) {
     size_t timed_out = 0, timed_out_midway = 0, completed = 0;
     for (int round = 0; round < 24; ++round) {
         bool reversed = round % 2;
-        auto bypass = (round / 2) % 2 ? cache::bypass_cache::yes : cache::bypass_cache::no;
+        auto bypass = (round / 2) % 2 ? bypass_cache::yes : bypass_cache::no;
         // -1: no deadline; 0: expired before the first fill; else half-way.
         int expire_after = round < 4 ? -1 : round < 8 ? 0 : int(rng() % 2000);
         auto range = rng() % 3 ? dht::partition_range::full() : dht::partition_range::singular(pkey(int(rng() % 100000)));
         BOOST_TEST_CONTEXT("round " << round << " reversed " << reversed << " bypass " << bool(bypass)
                                     << " expire after " << expire_after) {
-            auto expected_reader = make_sstable_reader(s, o->read_handles(), range, {position_range::full()}, reversed,
-                                                       streamed_forwarding::no, bypass);
+            auto expected_reader = make_sstable_reader(s, o->read_handles(), reader_permit(),
+                                                       {.range = range, .order = read_order_for(reversed), .bypass = bypass});
             reader_permit unlimited;
             auto expected = co_await read(std::move(expected_reader), unlimited, sem, reversed, -1);
             BOOST_REQUIRE(expected.error.empty());
             {
                 auto permit = co_await sem.obtain_permit("query " + std::to_string(round), 1000,
                                                          read_clock::now() + 1h);
-                auto r = make_sstable_reader(s, o->read_handles(), range, {position_range::full()}, reversed,
-                                             streamed_forwarding::no, bypass, permit);
+                auto r = make_sstable_reader(s, o->read_handles(), permit,
+                                             {.range = range, .order = read_order_for(reversed), .bypass = bypass});
                 auto got = co_await read(std::move(r), permit, sem, reversed, expire_after);
                 // A deadline passed before the first fill always ends the read. One that passes later may come
                 // after the read's last fill (the rest of the stream already in the reader's buffer): then the

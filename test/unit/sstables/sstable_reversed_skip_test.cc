@@ -143,10 +143,12 @@ REEF_TEST_CASE(reversed_read_of_two_far_ranges_reads_only_their_blocks) {
         auto h = sst->read_handles();
         h.stats = &stats;
         // The first read brings the index page in; the second reads Data.db only.
-        auto first = co_await read_and_close(make_sstable_reader(s, h, pr, slice, true), true);
+        auto first_reader = make_sstable_reader(s, h, reader_permit(), {.range = pr, .slice = slice, .order = read_order::reversed});
+        auto first = co_await read_and_close(std::move(first_reader), true);
         stats = {};
         auto io_before = sst->data_file().io_counters();
-        auto got = co_await read_and_close(make_sstable_reader(s, h, pr, slice, true), true);
+        auto got_reader = make_sstable_reader(s, h, reader_permit(), {.range = pr, .slice = slice, .order = read_order::reversed});
+        auto got = co_await read_and_close(std::move(got_reader), true);
         auto io_after = sst->data_file().io_counters();
         uint64_t bytes = io_after.bytes - io_before.bytes;
         uint64_t reads = io_after.reads - io_before.reads;
@@ -225,7 +227,8 @@ REEF_TEST_CASE(reversed_jumps_into_range_tombstones) {
         BOOST_REQUIRE_GT(open_ends, 5u);  // blocks that end inside a tombstone: where jumps land
         auto pr = dht::partition_range::singular(pkey(7));
         clustering_ranges everything{position_range::full()};
-        auto forward = co_await read_and_close(make_sstable_reader(s, sst->read_handles(), pr, everything), false);
+        auto forward_reader = make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = everything});
+        auto forward = co_await read_and_close(std::move(forward_reader), false);
         auto reversed = reverse_partition(forward);
         auto h = sst->read_handles();
         h.stats = &stats;
@@ -256,7 +259,8 @@ REEF_TEST_CASE(reversed_jumps_into_range_tombstones) {
                 }
             }
             auto rs = reverse_ranges(slice);
-            auto got = co_await read_and_close(make_sstable_reader(s, h, pr, rs, true), true);
+            auto got_reader = make_sstable_reader(s, h, reader_permit(), {.range = pr, .slice = rs, .order = read_order::reversed});
+            auto got = co_await read_and_close(std::move(got_reader), true);
             auto want = filtered(*s, reversed, rs, true);
             BOOST_REQUIRE_MESSAGE(same(got, want), "variant " << variant << " slice " << q << "\n"
                                                               << describe(got) << "!=\n" << describe(want));

@@ -93,7 +93,7 @@ future<sstables::shared_sstable> write_partition(const schema_ptr& s, tmpdir& di
     o.compression.reset();
     o.column_index_size = 64 * 1024;
     descriptor d{dir.path(), sstable_version::me, std::to_string(rows), "big"};
-    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+    auto w = make_memtable_reader(mt, s, read_options{});
     co_await write_sstable(w, s, d, o);
     co_await w.close();
     co_return co_await sstables::open_sstable(d, tracker);
@@ -110,7 +110,7 @@ future<sstable_reader_stats> read_counted(const schema_ptr& s, sstables::sstable
     std::vector<mutation_fragment> got;
     if (forwarding) {
         // The partition's head, then each range as a window; the stream gives no partition_end.
-        auto r = make_sstable_reader(s, h, pr, {position_range::full()}, false, streamed_forwarding::yes);
+        auto r = make_sstable_reader(s, h, reader_permit(), {.range = pr, .forwarding = streamed_forwarding::yes});
         while (auto f = co_await r()) {
             got.push_back(std::move(*f));
         }
@@ -124,10 +124,10 @@ future<sstable_reader_stats> read_counted(const schema_ptr& s, sstables::sstable
         BOOST_REQUIRE(!got.empty());
         got.push_back(partition_end{});
     } else {
-        auto r = make_sstable_reader(s, h, pr, slice);
+        auto r = make_sstable_reader(s, h, reader_permit(), {.range = pr, .slice = slice});
         got = co_await read_and_close(std::move(r));
     }
-    auto e = make_memtable_reader(mt, s, pr, slice, false);
+    auto e = make_memtable_reader(mt, s, {.range = pr, .slice = slice});
     auto expected = co_await read_and_close(std::move(e));
     BOOST_REQUIRE(canonical_mutations(s, got, false) == canonical_mutations(s, expected, false));
     co_return stats;

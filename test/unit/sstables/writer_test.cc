@@ -191,7 +191,7 @@ REEF_TEST_CASE(test_random_mutations_write_and_read_back) {
                     o.stats = c.get();
                 }
                 auto d = desc_in(dir.path(), ++generation);
-                auto reader = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                auto reader = make_memtable_reader(mt, s, read_options{});
                 auto written = co_await write_sstable(reader, s, d, o);
                 co_await reader.close();
                 BOOST_CHECK_EQUAL(written.partitions, model.size());

@@ -287,10 +287,11 @@ future<> check_sstable(const descriptor& d, schema_ptr names, std::mt19937_64& r
                         std::vector<mutation_fragment> backwards;
                         std::string unsupported;
                         try {
-                            backwards = co_await read_and_close(
-                                make_sstable_reader(rs, o->read_handles(), dht::partition_range::singular(ps.key),
-                                                    reverse_ranges(ranges), true),
-                                true);
+                            auto r = make_sstable_reader(rs, o->read_handles(), reader_permit(),
+                                                         {.range = dht::partition_range::singular(ps.key),
+                                                          .slice = reverse_ranges(ranges),
+                                                          .order = read_order::reversed});
+                            backwards = co_await read_and_close(std::move(r), true);
                         } catch (const std::invalid_argument& e) {
                             unsupported = e.what();
                         }
@@ -399,7 +400,7 @@ REEF_TEST_CASE(query_matches_the_model_on_random_sstables) {
             o.column_index_size = g.rnd(0, 1) ? 64 : 64 * 1024;
             descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
             {
-                auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                auto w = make_memtable_reader(mt, s, read_options{});
                 co_await write_sstable(w, s, d, o);
                 co_await w.close();
             }

@@ -220,7 +220,7 @@ REEF_TEST_CASE(test_random_mutations_write_back_from_their_dump) {
                 }
                 std::vector<mutation_fragment> fragments;
                 {
-                    auto reader = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    auto reader = make_memtable_reader(mt, s, read_options{});
                     fragments = co_await read_all(reader);
                     co_await reader.close();
                 }

@@ -76,6 +76,12 @@ def main():
     check(out.returncode == 0 and out.stdout.startswith('reef ') and '(commit ' in out.stdout,
           f'reef --version: {out.returncode} {out.stdout!r} {out.stderr!r}')
     print(out.stdout.strip())
+    out = subprocess.run([REEF, 'server', '--help'], capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0 and '--options-file' in out.stdout and '--native-transport-port' in out.stdout,
+          f'reef server --help: {out.returncode} {out.stdout!r} {out.stderr!r}')
+    out = subprocess.run([REEF, 'help'], capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0 and 'server ' in out.stdout and 'sstable ' in out.stdout,
+          f'reef help: {out.returncode} {out.stdout!r} {out.stderr!r}')
     nodes = []
     with tempfile.TemporaryDirectory(prefix='reef-node-', dir='/var/tmp') as tmp:
         try:

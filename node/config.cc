@@ -372,6 +372,30 @@ config config_options::load(const program_options::options& opts, std::vector<st
     return cfg;
 }
 
+uint64_t parse_memory_size(std::string_view text, std::string_view option) {
+    std::string_view digits = text;
+    unsigned shift = 0;
+    if (!digits.empty()) {
+        switch (std::toupper(static_cast<unsigned char>(digits.back()))) {
+        case 'K': shift = 10; break;
+        case 'M': shift = 20; break;
+        case 'G': shift = 30; break;
+        case 'T': shift = 40; break;
+        }
+        if (shift) {
+            digits.remove_suffix(1);
+        }
+    }
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || v == 0 ||
+        v > (~uint64_t(0) >> shift)) {
+        throw config_error(fmt::format("--{}: expected a size in bytes, or with a K, M, G or T suffix, got '{}'",
+                                       option, text));
+    }
+    return v << shift;
+}
+
 bool is_loopback_address(const std::string& address) {
     if (address == "localhost" || address == "::1") {
         return true;

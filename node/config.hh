@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace reef::node {
@@ -100,6 +101,10 @@ private:
     std::unique_ptr<bool[]> _flags;
     mutable std::string _source;
 };
+
+// A size as Seastar's --memory takes it: bytes, or a number with a K, M, G or T suffix (powers of 1024). Throws
+// config_error naming `option`.
+uint64_t parse_memory_size(std::string_view text, std::string_view option);
 
 // Warnings for addresses that are not loopback (a node reachable from the network).
 void check_addresses(const config& cfg, std::vector<std::string>& warnings);

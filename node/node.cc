@@ -4,6 +4,7 @@
 // the commitlog and the tables will add theirs (and their drain steps) as they arrive.
 #include "node/node.hh"
 
+#include "cache/tracker.hh"
 #include "node/config.hh"
 #include "node/directory_lock.hh"
 #include "node/drain.hh"
@@ -38,6 +39,8 @@ struct node_state {
     config cfg;
     std::string version;
     int64_t test_drain_delay_ms = 0;
+    // --memory, the node's memory in bytes (0: not given).
+    uint64_t memory = 0;
     clock_type::time_point process_start;
     clock_type::time_point runtime_start;
     drain stop_steps;
@@ -63,6 +66,19 @@ void on_stop_signal(node_state& st, int signo) {
 future<int> serve(node_state& st) {
     nlog.info("runtime: {} shards on {} in {:.1f} ms", smp::count(), to_string(current_io_backend()),
               ms_since(st.runtime_start));
+    if (st.memory) {
+        // Without an allocator of our own, the memory the node is given is what its caches may keep: half of each
+        // shard's share (the rest is for memtables, buffers and requests), as ScyllaDB leaves the cache what
+        // memtables do not use.
+        auto step_start = clock_type::now();
+        size_t budget = st.memory / smp::count() / 2;
+        co_await smp::invoke_on_all([budget] { cache::shard_cache_tracker().lru().set_budget(budget); });
+        // Read back from the last shard: the line reports what the caches now keep to.
+        size_t applied =
+            co_await smp::submit_to(smp::count() - 1, [] { return cache::shard_cache_tracker().lru().budget(); });
+        nlog.info("memory: {} MiB per shard, cache budget {} MiB per shard in {:.1f} ms",
+                  st.memory / smp::count() >> 20, applied >> 20, ms_since(step_start));
+    }
     engine().handle_signal(SIGTERM, [&st] { on_stop_signal(st, SIGTERM); });
     engine().handle_signal(SIGINT, [&st] { on_stop_signal(st, SIGINT); });
     if (st.test_drain_delay_ms > 0) {
@@ -97,6 +113,9 @@ int node_main(int argc, char** argv, std::string_view version) {
     rt_opts.add(opts);
     config_options cfg_opts;
     cfg_opts.declare(opts);
+    std::string memory;
+    opts.add("memory", "the node's memory, e.g. 4G (K, M, G, T suffixes); each shard's caches get half its share",
+             &memory);
     opts.add("test-drain-delay-ms", "", &st.test_drain_delay_ms, 0, 0, 3'600'000);
     runtime_config rt_cfg;
     try {
@@ -115,6 +134,9 @@ int node_main(int argc, char** argv, std::string_view version) {
     std::vector<std::string> warnings;
     try {
         st.cfg = cfg_opts.load(opts, warnings);
+        if (opts.was_set("memory")) {
+            st.memory = parse_memory_size(memory, "memory");
+        }
     } catch (const config_error& e) {
         nlog.error("bad configuration: {}", e.what());
         return 1;

@@ -94,11 +94,12 @@ def main():
             work = os.path.join(tmp, 'work')
             args = ['--options-file', cfg, '--workdir', work, '--smp', '2', '--no-pin-threads']
 
-            first = node(tmp, args, 'first')
+            first = node(tmp, args + ['--memory', '512M'], 'first')
             nodes.append(first)
             first.wait_for('ready:', START_TIMEOUT)
             text = first.text()
-            for step in ('config: read ' + cfg, 'directories locked: ', 'runtime: 2 shards'):
+            for step in ('config: read ' + cfg, 'directories locked: ', 'runtime: 2 shards',
+                         'memory: 256 MiB per shard, cache budget 128 MiB per shard'):
                 check(step in text, f'start-up step {step!r} not logged:\n{text}')
 
             second = node(tmp, args, 'second')

@@ -4,6 +4,7 @@
 #include "test/lib/tmpdir.hh"
 
 #include <boost/test/unit_test.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -279,6 +280,24 @@ BOOST_AUTO_TEST_CASE(test_help_lists_every_key_with_its_default) {
     std::string file = dir.path() + "/node.yaml";
     write_file(file, "native_transport_port: 9100\n");
     BOOST_TEST(cl.load({"--options-file", file.c_str()}).native_transport_port == 9100);
+}
+
+BOOST_AUTO_TEST_CASE(test_memory_sizes) {
+    BOOST_TEST(parse_memory_size("4096", "memory") == 4096u);
+    BOOST_TEST(parse_memory_size("512K", "memory") == 512u << 10);
+    BOOST_TEST(parse_memory_size("2g", "memory") == uint64_t(2) << 30);
+    BOOST_TEST(parse_memory_size("1T", "memory") == uint64_t(1) << 40);
+    for (const char* bad : {"", "G", "0", "-1G", "1.5G", "12Q", "99999999999T"}) {
+        BOOST_TEST_CONTEXT(bad) {
+            try {
+                parse_memory_size(bad, "memory");
+                BOOST_FAIL("accepted");
+            } catch (const config_error& e) {
+                BOOST_TEST(std::string(e.what()) ==
+                           fmt::format("--memory: expected a size in bytes, or with a K, M, G or T suffix, got '{}'", bad));
+            }
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(test_reef_yaml_in_working_directory) {

@@ -106,9 +106,10 @@ int node_main(int argc, char** argv, std::string_view version) {
     node_state st;
     st.process_start = clock_type::now();
     st.version = std::string(version);
-    program_options::options opts("reef server", "Runs a Reef node (also `reef` with no subcommand). The configuration "
-                                                 "comes from --options-file, else ./reef.yaml if present, else built-in "
-                                                 "defaults; the options below override it.");
+    program_options::options opts("reef server",
+                                  "Runs a Reef node (also `reef` with no subcommand). The configuration comes from "
+                                  "--options-file, else ./reef.yaml if present, else built-in defaults; the options "
+                                  "below override it.");
     runtime_options rt_opts;
     rt_opts.add(opts);
     config_options cfg_opts;

@@ -191,7 +191,8 @@ BOOST_AUTO_TEST_CASE(test_bad_values_name_key_file_and_line) {
                "test.yaml:1: auto_snapshot: expected true or false, got 'maybe'");
     BOOST_TEST(yaml_error("data_file_directories: /one\n") ==
                "test.yaml:1: data_file_directories: expected a list of directories, got '/one'");
-    BOOST_TEST(yaml_error("cluster_name:\n  - a\n") == "test.yaml:2: cluster_name: expected a single value, got 'a list'");
+    BOOST_TEST(yaml_error("cluster_name:\n  - a\n") ==
+               "test.yaml:2: cluster_name: expected a single value, got 'a list'");
     BOOST_TEST(yaml_error("listen_address: 'not an address'\n") ==
                "test.yaml:1: listen_address: expected an IP address or host name, got 'not an address'");
     BOOST_TEST(yaml_error("listen_address: ''\n").find("listen_address") != std::string::npos);
@@ -294,7 +295,8 @@ BOOST_AUTO_TEST_CASE(test_memory_sizes) {
                 BOOST_FAIL("accepted");
             } catch (const config_error& e) {
                 BOOST_TEST(std::string(e.what()) ==
-                           fmt::format("--memory: expected a size in bytes, or with a K, M, G or T suffix, got '{}'", bad));
+                           fmt::format("--memory: expected a size in bytes, or with a K, M, G or T suffix, got '{}'",
+                                       bad));
             }
         }
     }

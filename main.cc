@@ -1,5 +1,7 @@
-// The reef binary: `reef <subcommand> [options]`. With no subcommand it will run
-// the node (the CQL server issue); until then it lists what it can do.
+// The reef binary: `reef <subcommand> [options]`. With no subcommand (or options only) it runs the node, as
+// `reef server` does; `reef help` lists the subcommands, `reef --version` prints the build's version.
+#include "node/node.hh"
+#include "reef_version.hh"
 #include "test/perf/perf.hh"
 #include "tools/sstable_tool.hh"
 
@@ -15,7 +17,14 @@ struct subcommand {
     int (*main)(int argc, char** argv);
 };
 
+constexpr const char* version_text = "reef " REEF_VERSION " (commit " REEF_COMMIT ")";
+
+int server_main(int argc, char** argv) {
+    return reef::node::node_main(argc, argv, REEF_VERSION);
+}
+
 const subcommand subcommands[] = {
+    {"server", "run the node (what `reef` with no subcommand does; `reef server --help`)", server_main},
     {"perf-runtime", "benchmark of the shard runtime: coroutine calls, cross-shard calls, file reads",
      reef::perf::perf_runtime_main},
     {"perf-memtable", "benchmark of the memtable: inserts, bytes per row, full scans, single-partition reads",
@@ -37,6 +46,9 @@ const subcommand subcommands[] = {
     {"perf-sstable-write", "benchmark of memtable flushes to disk: rows/s and MB/s, uncompressed and LZ4,\n"
      "                     against plain write + fsync",
      reef::perf::perf_sstable_write_main},
+    {"perf-commitlog", "benchmark of the commitlog: batch-mode entries/s with 1, 16 and 128 writers against write +\n"
+     "                     fdatasync, periodic-mode MB/s against sequential writes",
+     reef::perf::perf_commitlog_main},
     {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-statistics,\n"
      "                     dump-compression-info, validate-checksums, validate, write, upgrade\n"
      "                     (`reef sstable --help`)",
@@ -48,21 +60,27 @@ void usage(FILE* out) {
     for (auto& s : subcommands) {
         std::fprintf(out, "  %-18s %s\n", s.name, s.help);
     }
-    std::fprintf(out, "\n`reef <subcommand> --help` lists a subcommand's options.\n"
-                      "Running the node itself (reef with no subcommand) arrives with the CQL server.\n");
+    std::fprintf(out, "\n`reef <subcommand> --help` lists a subcommand's options. With no subcommand reef runs\n"
+                      "the node: `reef [options]` is `reef server [options]`. `reef --version` prints the version.\n");
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2) {
-        usage(stderr);
-        return 2;
+        return server_main(argc, argv);
     }
     std::string_view cmd = argv[1];
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
         usage(stdout);
         return 0;
+    }
+    if (cmd == "--version") {
+        std::printf("%s\n", version_text);
+        return 0;
+    }
+    if (cmd.starts_with("-")) {
+        return server_main(argc, argv);  // `reef --smp 2 ...`: the node's options, as `scylla --smp 2`
     }
     for (auto& s : subcommands) {
         if (cmd == s.name) {

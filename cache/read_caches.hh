@@ -5,15 +5,12 @@
 #include "cache/cached_file.hh"
 #include "cache/partition_index_cache.hh"
 #include "cache/tracker.hh"
+#include "reader/read_options.hh"
 
 #include <cstddef>
 #include <memory>
 
 namespace reef::cache {
-
-// A read flagged so that it neither reads from nor fills the shard's
-// caches (CQL's BYPASS CACHE, scans that would only push everything out).
-enum class bypass_cache : bool { no = false, yes = true };
 
 // What a bypass read's private caches may hold at once (beyond what it pins).
 inline constexpr size_t default_private_cache_budget = size_t(256) << 10;

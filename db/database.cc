@@ -1,10 +1,11 @@
 // database: the shard hops of schema changes, reads and writes; table directories, snapshots, start and stop.
 #include "db/database.hh"
 
-#include "db/schema_upgrade.hh"
+#include "sstables/schema_upgrade.hh"
 #include "runtime/blocking.hh"
 #include "runtime/log.hh"
 #include "runtime/smp.hh"
+#include "runtime/with_closeable.hh"
 #include "utils/json_writer.hh"
 
 #include <algorithm>
@@ -563,7 +564,7 @@ future<> database::remove_table_local(table_id id, std::string snapshot_tag) {
     }
     co_await t->stop();
     for (auto& d : t->sstable_descriptors()) {
-        co_await delete_table_sstable(d);
+        co_await sstables::delete_sstable_files(d);
     }
 }
 
@@ -590,7 +591,7 @@ future<> database::replace_table_local(table_id id, schema_ptr s, bool truncate,
         co_await old->stop();
         if (truncate) {
             for (auto& d : old->sstable_descriptors()) {
-                co_await delete_table_sstable(d);
+                co_await sstables::delete_sstable_files(d);
             }
         }
         auto fresh = make_table(s);
@@ -750,11 +751,10 @@ namespace {
 // The one place the database makes a table reader: the whole read into mutations.
 future<std::vector<mutation>> read_mutations(std::shared_ptr<table> t, const dht::partition_range& range,
                                              clustering_ranges slice, bool reversed) {
-    auto r = t->make_reader(range, std::move(slice), reversed);
+    auto r = t->make_reader(reader_permit(), {.range = range, .slice = std::move(slice), .order = read_order_for(reversed)});
     std::vector<mutation> out;
     mutation_partition_builder builder(t->schema(), reversed);
-    std::exception_ptr err;
-    try {
+    co_await with_closeable(std::move(r), [&out, &builder](mutation_reader& r) -> future<> {
         while (!r.done()) {
             if (r.is_buffer_empty()) {
                 co_await r.fill_buffer();
@@ -766,13 +766,7 @@ future<std::vector<mutation>> read_mutations(std::shared_ptr<table> t, const dht
                 }
             }
         }
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await r.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
+    });
     co_return out;
 }
 

@@ -166,9 +166,9 @@ const memtable& checked(const std::shared_ptr<const memtable>& mt) {
 
 class memtable_reader final : public mutation_reader_impl {
 public:
-    memtable_reader(std::shared_ptr<const memtable> mt, schema_ptr s, const dht::partition_range& range,
+    memtable_reader(std::shared_ptr<const memtable> mt, schema_ptr s, dht::partition_range range,
                     clustering_ranges slice, bool reversed, streamed_forwarding fwd, size_t buffer_size)
-        : mutation_reader_impl(std::move(s)), _mt(std::move(mt)), _range(range), _slice(std::move(slice)),
+        : mutation_reader_impl(std::move(s)), _mt(std::move(mt)), _range(std::move(range)), _slice(std::move(slice)),
           _reversed(reversed), _forwarding(fwd == streamed_forwarding::yes),
           _order(checked(_mt).position_order(reversed)), _forward_order(_mt->position_order(false)) {
         if (buffer_size) {
@@ -592,10 +592,11 @@ private:
 
 } // namespace
 
-mutation_reader make_memtable_reader(std::shared_ptr<const memtable> mt, schema_ptr s, const dht::partition_range& range,
-                                     clustering_ranges slice, bool reversed, streamed_forwarding fwd, size_t buffer_size) {
-    return mutation_reader(std::make_unique<memtable_reader>(std::move(mt), std::move(s), range, std::move(slice),
-                                                             reversed, fwd, buffer_size));
+mutation_reader make_memtable_reader(std::shared_ptr<const memtable> mt, schema_ptr s, read_options opts,
+                                     size_t buffer_size) {
+    return mutation_reader(std::make_unique<memtable_reader>(std::move(mt), std::move(s), std::move(opts.range),
+                                                             std::move(opts.slice), opts.reversed(), opts.forwarding,
+                                                             buffer_size));
 }
 
 } // namespace reef

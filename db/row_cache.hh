@@ -7,6 +7,7 @@
 #include "db/memtable.hh"
 #include "reader/mutation_reader.hh"
 #include "reader/position_range.hh"
+#include "reader/read_options.hh"
 #include "reader/reader_permit.hh"
 
 #include <cstdint>
@@ -62,10 +63,11 @@ public:
     row_cache(const row_cache&) = delete;
     ~row_cache();
 
-    // The partitions of `range`, sliced by `slice` (in the read's order), forward or reversed, with clustering
-    // windows when fwd == yes: the stream make_memtable_reader gives of the same data.
-    mutation_reader make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed = false,
-                                streamed_forwarding fwd = streamed_forwarding::no, reader_permit permit = reader_permit());
+    // The partitions of opts.range, sliced by opts.slice (in the read's order), in opts.order, with clustering
+    // windows when opts.forwarding == yes: the stream make_memtable_reader gives of the same data. The underlying's
+    // reads are charged to `permit`. opts.bypass and opts.stats are the caller's to act on (a bypass read does not
+    // come here).
+    mutation_reader make_reader(reader_permit permit, read_options opts);
 
     // The sstables now also hold what `flushed` held: its partitions leave the cache and partition continuity is
     // broken at each of its keys. Starts a new population phase.

@@ -2,6 +2,7 @@
 // memtable when the cache holds the slice, and asking the underlying for the rest (populating as it goes).
 #include "db/memtable_reader.hh"
 #include "db/row_cache.hh"
+#include "runtime/with_closeable.hh"
 
 namespace reef {
 
@@ -138,8 +139,11 @@ private:
     }
 
     void start_partition(std::shared_ptr<memtable> data, const dht::decorated_key& k) {
-        _partition.emplace(make_memtable_reader(std::move(data), _schema, dht::partition_range::singular(k), _slice,
-                                                _reversed, _fwd));
+        _partition.emplace(make_memtable_reader(std::move(data), _schema,
+                                                {.range = dht::partition_range::singular(k),
+                                                 .slice = _slice,
+                                                 .order = read_order_for(_reversed),
+                                                 .forwarding = _fwd}));
         _emitted = false;
     }
 
@@ -163,17 +167,7 @@ private:
         _cache.count_miss();
         auto phase = _cache._phase;
         auto r = _cache._underlying(dht::partition_range::singular(k), _forward_slice, _permit);
-        std::optional<mutation> m;
-        std::exception_ptr err;
-        try {
-            m = co_await read_partition(r, _schema);
-        } catch (...) {
-            err = std::current_exception();
-        }
-        co_await r.close();
-        if (err) {
-            std::rethrow_exception(err);
-        }
+        auto m = co_await with_closeable(std::move(r), [this](mutation_reader& r) { return read_partition(r, _schema); });
         auto data = place(k, m, phase, false);
         if (data) {
             start_partition(std::move(data), k);
@@ -256,22 +250,21 @@ private:
     uint64_t _scan_phase = 0;
 };
 
-mutation_reader row_cache::make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed,
-                                       streamed_forwarding fwd, reader_permit permit) {
+mutation_reader row_cache::make_reader(reader_permit permit, read_options opts) {
     // A hit on one partition (a query's usual read): its memtable's reader alone, without the walk above it.
-    if (auto k = single_key(range)) {
+    if (auto k = single_key(opts.range)) {
         auto it = _entries.find(*k);
         // (A forward slice is looked at in place: `reversed ? reverse_ranges(slice) : slice` would copy it.)
         if (it != _entries.end() && it->second->data &&
-            (reversed ? it->second->continuity.contains(_cmp, reverse_ranges(slice))
-                      : it->second->continuity.contains(_cmp, slice))) {
+            (opts.reversed() ? it->second->continuity.contains(_cmp, reverse_ranges(opts.slice))
+                             : it->second->continuity.contains(_cmp, opts.slice))) {
             count_hit();
             touch(*it->second);
-            return make_memtable_reader(it->second->data, _schema, range, std::move(slice), reversed, fwd);
+            return make_memtable_reader(it->second->data, _schema, std::move(opts));
         }
     }
-    return mutation_reader(
-        std::make_unique<row_cache_reader>(*this, range, std::move(slice), reversed, fwd, std::move(permit)));
+    return mutation_reader(std::make_unique<row_cache_reader>(*this, opts.range, std::move(opts.slice), opts.reversed(),
+                                                              opts.forwarding, std::move(permit)));
 }
 
 } // namespace reef

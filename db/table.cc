@@ -7,6 +7,8 @@
 #include "runtime/blocking.hh"
 #include "runtime/file.hh"
 #include "runtime/log.hh"
+#include "runtime/with_closeable.hh"
+#include "sstables/shared_sstable_readers.hh"
 
 #include <algorithm>
 #include <filesystem>
@@ -73,7 +75,7 @@ future<> table::start() {
         if (gen % _cfg.shard_count != _cfg.shard) {
             continue;  // another shard's
         }
-        _sstables.push_back(co_await open_table_sstable(d));
+        _sstables.push_back(co_await sstables::open_sstable(d));
         _last_generation = std::max(_last_generation, gen);
     }
 }
@@ -130,19 +132,14 @@ future<> table::flush_sealed() {
     while (!_sealed.empty()) {
         auto mt = _sealed.front();
         auto d = next_descriptor();
-        auto r = make_memtable_reader(mt, _schema, dht::partition_range::full(), {position_range::full()}, false);
-        std::exception_ptr err;
+        auto r = make_memtable_reader(mt, _schema, read_options{});
         try {
-            co_await write(r, d);
+            co_await with_closeable(std::move(r), [this, &d](mutation_reader& r) { return write(r, d); });
         } catch (...) {
-            err = std::current_exception();
-        }
-        co_await r.close();
-        if (err) {
             ++_failed_flushes;
-            std::rethrow_exception(err);
+            throw;
         }
-        auto sst = co_await open_table_sstable(d);
+        auto sst = co_await sstables::open_sstable(d);
         // One step, no suspension: the sstable joins the set as the memtable leaves, so no read misses it, and
         // the row cache forgets what the memtable changed (and refuses populations read before this).
         _sstables.push_back(std::move(sst));
@@ -159,12 +156,10 @@ future<> table::flush() {
     co_await flush_sealed();
 }
 
-mutation_reader table::make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed,
-                                   streamed_forwarding fwd, combined_reader_stats* stats, cache::bypass_cache bypass,
-                                   reader_permit permit) {
-    bool use_cache = _cache && bypass == cache::bypass_cache::no && !_sstables.empty();
+mutation_reader table::make_reader(reader_permit permit, read_options opts) {
+    bool use_cache = _cache && opts.bypass == bypass_cache::no && !_sstables.empty();
     // With one source the combined reader would only pass its stream through (and cost a merge step per
-    // fragment): that source is read directly, in the read's own forwarding mode (`stats` then counts nothing).
+    // fragment): that source is read directly, in the read's own forwarding mode (opts.stats then counts nothing).
     // Empty memtables are no sources: the active one too, so a write applied during the read into a memtable
     // that was empty when it started is not seen, which the read's contract allows (it returns what was there
     // when it started).
@@ -175,28 +170,32 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
     if (count == 1) {
         // The one source, read directly (no sources vector to build).
         if (!_active->empty()) {
-            return make_memtable_reader(_active, _schema, range, std::move(slice), reversed, fwd);
+            return make_memtable_reader(_active, _schema, std::move(opts));
         }
         for (auto& mt : _sealed) {
             if (!mt->empty()) {
-                return make_memtable_reader(mt, _schema, range, std::move(slice), reversed, fwd);
+                return make_memtable_reader(mt, _schema, std::move(opts));
             }
         }
         if (use_cache) {
-            return _cache->make_reader(range, std::move(slice), reversed, fwd, std::move(permit));
+            return _cache->make_reader(std::move(permit), std::move(opts));
         }
-        return make_sstable_reader(_sstables.front(), _schema, range, std::move(slice), reversed, fwd, bypass,
-                                   std::move(permit));
+        return sstables::make_sstable_reader(_sstables.front(), _schema, std::move(permit), std::move(opts));
     }
-    auto source_fwd = streamed_forwarding::yes;
-    // Several sources: each takes a copy.
-    auto slice_for_source = [&] { return slice; };
+    // Several sources: each takes a copy, with forwarding (the combined reader drives their windows) and without
+    // the stats, which are the combined reader's.
+    auto options_for_source = [&] {
+        return read_options{.range = opts.range,
+                            .slice = opts.slice,
+                            .order = opts.order,
+                            .forwarding = streamed_forwarding::yes,
+                            .bypass = opts.bypass};
+    };
     std::vector<combined_reader_source> sources;
     sources.reserve(count);
     auto add_memtable = [&](const std::shared_ptr<memtable>& mt, write_time::timestamp_type max_ts) {
         if (!mt->empty()) {
-            sources.push_back({make_memtable_reader(mt, _schema, range, slice_for_source(), reversed, source_fwd), max_ts,
-                               streamed_forwarding::yes});
+            sources.push_back({make_memtable_reader(mt, _schema, options_for_source()), max_ts, streamed_forwarding::yes});
         }
     };
     // The active memtable takes writes during the read (its reader follows them, see memtable_reader.hh): no
@@ -208,34 +207,33 @@ mutation_reader table::make_reader(const dht::partition_range& range, clustering
     if (use_cache) {
         auto max_ts = write_time::missing_timestamp;
         for (auto& sst : _sstables) {
-            max_ts = std::max(max_ts, sst->max_timestamp);
+            max_ts = std::max(max_ts, sst->max_timestamp());
         }
-        sources.push_back({_cache->make_reader(range, slice_for_source(), reversed, source_fwd, permit), max_ts,
-                           streamed_forwarding::yes});
+        sources.push_back({_cache->make_reader(permit, options_for_source()), max_ts, streamed_forwarding::yes});
     } else {
         for (auto& sst : _sstables) {
-            sources.push_back({make_sstable_reader(sst, _schema, range, slice_for_source(), reversed, source_fwd,
-                                                   bypass, permit),
-                               sst->max_timestamp, streamed_forwarding::yes});
+            sources.push_back({sstables::make_sstable_reader(sst, _schema, permit, options_for_source()),
+                               sst->max_timestamp(), streamed_forwarding::yes});
         }
     }
     if (sources.size() == 1) {
         return std::move(sources.front().reader);
     }
-    return make_combined_reader(_schema, std::move(sources), reversed, fwd, stats);
+    return make_combined_reader(_schema, std::move(sources), opts.reversed(), opts.forwarding, opts.stats);
 }
 
 mutation_reader table::make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                             reader_permit permit) {
     if (_sstables.size() == 1) {
-        return make_sstable_reader(_sstables.front(), _schema, range, slice, false, streamed_forwarding::no,
-                                   cache::bypass_cache::no, std::move(permit));
+        return sstables::make_sstable_reader(_sstables.front(), _schema, std::move(permit),
+                                             {.range = range, .slice = slice});
     }
     std::vector<combined_reader_source> sources;
     for (auto& sst : _sstables) {
-        sources.push_back({make_sstable_reader(sst, _schema, range, slice, false, streamed_forwarding::yes,
-                                               cache::bypass_cache::no, permit),
-                           sst->max_timestamp, streamed_forwarding::yes});
+        sources.push_back({sstables::make_sstable_reader(sst, _schema, permit,
+                                                         {.range = range, .slice = slice,
+                                                          .forwarding = streamed_forwarding::yes}),
+                           sst->max_timestamp(), streamed_forwarding::yes});
     }
     return make_combined_reader(_schema, std::move(sources), false, streamed_forwarding::no);
 }
@@ -243,13 +241,13 @@ mutation_reader table::make_sstables_reader(const dht::partition_range& range, c
 std::vector<sstables::descriptor> table::sstable_descriptors() const {
     std::vector<sstables::descriptor> out;
     for (auto& s : _sstables) {
-        out.push_back(s->desc);
+        out.push_back(s->desc());
     }
     return out;
 }
 
 write_time::timestamp_type table::max_purgeable(const dht::decorated_key& k,
-                                         const std::vector<std::shared_ptr<table_sstable>>& compacting) const {
+                                                const std::vector<sstables::shared_sstable>& compacting) const {
     auto result = std::numeric_limits<write_time::timestamp_type>::max();
     auto consider_memtable = [&](const memtable& mt) {
         if (mt.partitions().contains(k)) {
@@ -262,7 +260,7 @@ write_time::timestamp_type table::max_purgeable(const dht::decorated_key& k,
     }
     for (auto& sst : _sstables) {
         if (std::find(compacting.begin(), compacting.end(), sst) == compacting.end() && sst->may_contain(k)) {
-            result = std::min(result, sst->min_timestamp);
+            result = std::min(result, sst->min_timestamp());
         }
     }
     return result;
@@ -276,7 +274,8 @@ future<> table::compact_all(deletion_time_type now) {
     }
     std::vector<combined_reader_source> sources;
     for (auto& sst : compacting) {
-        sources.push_back({make_sstable_full_scan_reader(sst, _schema), sst->max_timestamp, streamed_forwarding::no});
+        sources.push_back(
+            {sstables::make_sstable_full_scan_reader(sst, _schema), sst->max_timestamp(), streamed_forwarding::no});
     }
     auto combined = make_combined_reader(_schema, std::move(sources), false, streamed_forwarding::no);
     auto gc_before = now - _schema->options().gc_grace_seconds;
@@ -285,20 +284,10 @@ future<> table::compact_all(deletion_time_type now) {
                                              return max_purgeable(k, compacting);
                                          });
     auto d = next_descriptor();
-    std::exception_ptr err;
-    sstables::written_sstable written;
-    try {
-        written = co_await write(reader, d);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await reader.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    std::shared_ptr<table_sstable> out;
+    auto written = co_await with_closeable(std::move(reader), [this, &d](mutation_reader& r) { return write(r, d); });
+    sstables::shared_sstable out;
     if (written.partitions) {
-        out = co_await open_table_sstable(d);
+        out = co_await sstables::open_sstable(d);
     }
     // One step: the output replaces its inputs in the set, and the row cache starts over.
     if (_cache) {
@@ -309,12 +298,12 @@ future<> table::compact_all(deletion_time_type now) {
         _sstables.push_back(std::move(out));
     }
     if (!written.partitions) {
-        co_await delete_table_sstable(d);
+        co_await sstables::delete_sstable_files(d);
     }
     for (auto& sst : compacting) {
-        co_await sst->readers.close();
+        co_await sst->readers().close();
         co_await sst->close();
-        co_await delete_table_sstable(sst->desc);
+        co_await sstables::delete_sstable_files(sst->desc());
     }
 }
 

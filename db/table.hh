@@ -4,12 +4,13 @@
 
 #include "db/memtable.hh"
 #include "db/row_cache.hh"
-#include "db/table_sstable.hh"
 #include "reader/combined_reader.hh"
 #include "reader/mutation_reader.hh"
+#include "reader/read_options.hh"
 #include "runtime/future.hh"
 #include "runtime/gate.hh"
 #include "runtime/semaphore.hh"
+#include "sstables/sstable.hh"
 #include "sstables/writer.hh"
 
 #include <cstdint>
@@ -58,23 +59,19 @@ public:
     // Into the active memtable; seals it and starts a background flush when it reaches the threshold.
     void apply(const mutation& m);
 
-    // Everything: the active memtable, the sealed ones not yet flushed, and the sstables, merged (see
+    // Everything in opts.range: the active memtable, the sealed ones not yet flushed, and the sstables, merged (see
     // make_combined_reader; every source with its max_timestamp; a single source is read directly, and empty
     // memtables are left out). The sources are the ones present now: a flush
     // that ends during the read leaves the memtable alive until the read is closed, a compaction keeps the old
-    // sstables' files until their readers are closed. `slice` in the read's order (reverse_ranges).
-    // `stats`, if given, counts the combined reader's skips and must outlive the reader. `bypass`: the sstables'
-    // index pages go through private caches, leaving the shard's caches as they were (CQL's BYPASS CACHE).
-    // Through the row cache, unless the table has none or `bypass`: then the sstables are read directly and the
+    // sstables' files until their readers are closed. opts.slice in the read's order (reverse_ranges).
+    // opts.stats, if given, counts the combined reader's skips and must outlive the reader. opts.bypass: the
+    // sstables' index pages go through private caches, leaving the shard's caches as they were (CQL's BYPASS CACHE).
+    // Through the row cache, unless the table has none or opts.bypass: then the sstables are read directly and the
     // row cache is neither read nor filled.
     // `permit`: the read's admission, deadline and memory account (obtain it from the shard's
-    // reader_concurrency_semaphore before calling); every sstable reader of the read checks its deadline before each
-    // I/O and charges its buffers to it. The default has no limits.
-    mutation_reader make_reader(const dht::partition_range& range, clustering_ranges slice, bool reversed = false,
-                                streamed_forwarding fwd = streamed_forwarding::no,
-                                combined_reader_stats* stats = nullptr,
-                                cache::bypass_cache bypass = cache::bypass_cache::no,
-                                reader_permit permit = reader_permit());
+    // reader_concurrency_semaphore before calling; reader_permit() has no limits); every sstable reader of the read
+    // checks its deadline before each I/O and charges its buffers to it.
+    mutation_reader make_reader(reader_permit permit, read_options opts);
 
     // Seals the active memtable (if not empty) and flushes every sealed memtable, oldest first. A failed write
     // leaves the memtable sealed and readable (the next flush retries it) and throws.
@@ -107,13 +104,13 @@ private:
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);
     write_time::timestamp_type max_purgeable(const dht::decorated_key& k,
-                                      const std::vector<std::shared_ptr<table_sstable>>& compacting) const;
+                                      const std::vector<sstables::shared_sstable>& compacting) const;
 
     schema_ptr _schema;
     table_config _cfg;
     std::shared_ptr<memtable> _active;
     std::deque<std::shared_ptr<memtable>> _sealed;  // oldest first
-    std::vector<std::shared_ptr<table_sstable>> _sstables;
+    std::vector<sstables::shared_sstable> _sstables;
     std::unique_ptr<row_cache> _cache;
     uint64_t _last_generation = 0;
     semaphore _flush_sem{1};

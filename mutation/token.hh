@@ -36,7 +36,13 @@ private:
     int64_t _value = std::numeric_limits<int64_t>::min();
 };
 
+// The sharder: which shard owns a token. ScyllaDB's "biased-token-round-robin" algorithm, as its drivers compute
+// it (shard-aware routing depends on agreeing bit for bit): the token moved to [0, 2^64) (+ 2^63), its top
+// ignore_msb bits dropped (so the ring is cut into 2^ignore_msb spans each split among all shards, which spreads a
+// vnode's range over every shard), then read as a fraction in [0, 1) times shard_count. ScyllaDB's default
+// murmur3_partitioner_ignore_msb_bits is 12; shard_count must be > 0.
 inline constexpr unsigned default_sharding_ignore_msb = 12;
+
 constexpr unsigned shard_of(token t, unsigned shard_count, unsigned ignore_msb = default_sharding_ignore_msb) noexcept {
     uint64_t unbiased = uint64_t(t.value()) + (uint64_t(1) << 63);
     uint64_t fraction = ignore_msb >= 64 ? 0 : unbiased << ignore_msb;

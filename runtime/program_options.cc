@@ -181,6 +181,9 @@ std::string options::help() const {
     std::vector<row> rows;
     rows.push_back({"--help", "show this help and exit"});
     for (auto& o : _options) {
+        if (o.help.empty()) {
+            continue;  // a hidden option (a test hook)
+        }
         std::string left = "--" + o.name;
         if (!o.value_name.empty()) {
             left += fmt::format(" <{}>{}", o.value_name, o.repeated ? "..." : "");

@@ -51,7 +51,8 @@ public:
     options(std::string program, std::string description);
 
     // Each add() stores the default in *target now; a name may be added once
-    // (std::logic_error otherwise). Targets must outlive parse().
+    // (std::logic_error otherwise). Targets must outlive parse(). An option
+    // with an empty help text is accepted but not listed by help().
 
     // A flag: false unless given.
     options& add(std::string name, std::string help, bool* target);

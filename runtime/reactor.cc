@@ -52,7 +52,7 @@ reactor::reactor(shard_id id, std::unique_ptr<io_backend> backend, reactor_confi
 
 internal::blocking_executor& internal::local_blocking_executor() { return *engine()._blocking; }
 
-reactor::~reactor() = default;
+reactor::~reactor() { restore_signals(); }
 
 void reactor::run_tasks() {
     _preempt_at = steady_clock_type::now() + _cfg.task_quota;
@@ -95,6 +95,7 @@ bool reactor::poll_once() {
     did |= internal::smp_poll(_id);
     did |= _blocking->poll();
     did |= expire_timers();
+    did |= poll_signals();
     return did;
 }
 
@@ -103,7 +104,8 @@ void reactor::sleep() {
     // Pairs with the fence in wakeup(): either the sender sees us sleeping
     // and rings the doorbell, or we see its message here and stay awake.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (!_run_queue.empty() || internal::smp_pending(_id) || _blocking->has_finished() || _stopping) {
+    if (!_run_queue.empty() || internal::smp_pending(_id) || _blocking->has_finished() || _stopping ||
+        _pending_signals.load(std::memory_order_relaxed)) {
         _sleeping.store(false, std::memory_order_relaxed);
         return;
     }

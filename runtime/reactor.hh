@@ -11,8 +11,10 @@
 #include <chrono>
 #include <coroutine>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <signal.h>
 #include <vector>
 
 namespace reef {
@@ -67,6 +69,12 @@ public:
     // Thread-safe: wakes this reactor if it sleeps (after a cross-shard push).
     void wakeup() noexcept;
 
+    // Runs handler on this shard's loop (never inside the signal handler) each time signo arrives, as Seastar's
+    // engine().handle_signal. A signal is process-wide: the last shard to register it receives it. Replaces an
+    // earlier handler of signo; the reactor's destructor puts back the action signo had before. Deliveries that
+    // arrive before the loop gets to them coalesce into one call. Throws std::system_error if sigaction fails.
+    void handle_signal(int signo, std::function<void()> handler);
+
 private:
     friend class timer;
     class task_queue {
@@ -85,6 +93,10 @@ private:
 
     void run_tasks();
     bool expire_timers();
+    bool poll_signals();
+    // The sigaction handler: marks signo pending on the reactor that owns it and wakes that reactor.
+    static void on_signal(int signo) noexcept;
+    void restore_signals() noexcept;
     bool poll_once();
     void sleep();
 
@@ -101,7 +113,16 @@ private:
     uint64_t _tasks_processed = 0;
     uint64_t _sleeps = 0;
     bool _stopping = false;
+    // Signals this reactor registered: handler and the action to put back.
+    struct signal_slot {
+        std::function<void()> handler;
+        struct sigaction previous {};
+    };
+    std::map<int, std::unique_ptr<signal_slot>> _signal_handlers;
     alignas(64) std::atomic<bool> _sleeping{false};
+    // Set by the signal handler (any thread), cleared by poll_signals(): bit signo.
+    std::atomic<uint64_t> _pending_signals{0};
+
 };
 
 namespace internal {

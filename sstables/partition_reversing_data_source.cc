@@ -2,6 +2,7 @@
 // "Reading a partition backwards") for the fields it walks.
 #include "sstables/partition_reversing_data_source.hh"
 
+#include "runtime/with_closeable.hh"
 #include "sstables/byte_reader.hh"
 #include "sstables/deletion_time.hh"
 #include "sstables/exceptions.hh"
@@ -130,9 +131,7 @@ private:
     future<temporary_buffer> read_range(uint64_t lo, uint64_t hi) {
         temporary_buffer out(hi - lo);
         size_t got = 0;
-        auto src = _open(lo, hi - lo);
-        std::exception_ptr err;
-        try {
+        co_await with_closeable(_open(lo, hi - lo), [&out, &got, lo, hi](data_source& src) -> future<> {
             while (got < hi - lo) {
                 auto b = co_await src.get();
                 if (b.empty()) {
@@ -142,13 +141,7 @@ private:
                 std::memcpy(out.get_write() + got, b.get(), n);
                 got += n;
             }
-        } catch (...) {
-            err = std::current_exception();
-        }
-        co_await src.close();
-        if (err) {
-            std::rethrow_exception(err);
-        }
+        });
         if (got < hi - lo) {
             fail(lo + got, "Data.db ends before the partition's end at " + std::to_string(_q));
         }

@@ -29,7 +29,7 @@ struct partition_location {
 class reversed_sstable_reader final : public mutation_reader_impl {
 public:
     reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
-                            streamed_forwarding fwd, cache::bypass_cache bypass, reader_permit permit)
+                            streamed_forwarding fwd, bypass_cache bypass, reader_permit permit)
         : mutation_reader_impl(std::move(s)), _h(std::move(h)), _permit(std::move(permit)), _caches(*_h.index_file, *_h.index_cache, bypass),
           _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _forward_order(*_schema), _order(*_schema, true),
@@ -498,11 +498,14 @@ private:
 
 } // namespace
 
-mutation_reader make_reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
-                                             clustering_ranges slice, streamed_forwarding fwd, cache::bypass_cache bypass,
-                                             reader_permit permit) {
-    return mutation_reader(std::make_unique<reversed_sstable_reader>(std::move(s), std::move(h), std::move(range),
-                                                                     std::move(slice), fwd, bypass, std::move(permit)));
+mutation_reader make_reversed_sstable_reader(schema_ptr s, sstable_read_handles h, reader_permit permit,
+                                             read_options opts) {
+    if (!opts.reversed()) {
+        throw std::invalid_argument("make_reversed_sstable_reader: read_options::order is read_order::forward");
+    }
+    return mutation_reader(std::make_unique<reversed_sstable_reader>(std::move(s), std::move(h), std::move(opts.range),
+                                                                     std::move(opts.slice), opts.forwarding, opts.bypass,
+                                                                     std::move(permit)));
 }
 
 } // namespace reef::sstables

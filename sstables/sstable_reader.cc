@@ -113,7 +113,7 @@ bool is_full(const clustering_ranges& slice) {
 class sstable_reader final : public mutation_reader_impl {
 public:
     sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
-                   streamed_forwarding fwd, cache::bypass_cache bypass, reader_permit permit)
+                   streamed_forwarding fwd, bypass_cache bypass, reader_permit permit)
         : mutation_reader_impl(std::move(s)), _h(std::move(h)), _permit(std::move(permit)),
           _index_file_name(_h.components->desc.filename(component_type::index)),
           _caches(*_h.index_file, *_h.index_cache, bypass),
@@ -644,15 +644,13 @@ private:
 
 } // namespace
 
-mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
-                                    clustering_ranges slice, bool reversed, streamed_forwarding fwd,
-                                    cache::bypass_cache bypass, reader_permit permit) {
-    if (reversed) {
-        return make_reversed_sstable_reader(std::move(s), std::move(h), std::move(range), std::move(slice), fwd, bypass,
-                                            std::move(permit));
+mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, reader_permit permit, read_options opts) {
+    if (opts.reversed()) {
+        return make_reversed_sstable_reader(std::move(s), std::move(h), std::move(permit), std::move(opts));
     }
-    return mutation_reader(std::make_unique<sstable_reader>(std::move(s), std::move(h), std::move(range),
-                                                            std::move(slice), fwd, bypass, std::move(permit)));
+    return mutation_reader(std::make_unique<sstable_reader>(std::move(s), std::move(h), std::move(opts.range),
+                                                            std::move(opts.slice), opts.forwarding, opts.bypass,
+                                                            std::move(permit)));
 }
 
 } // namespace reef::sstables

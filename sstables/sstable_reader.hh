@@ -6,6 +6,7 @@
 #include "cache/read_caches.hh"
 #include "index/index_reader.hh"
 #include "reader/mutation_reader.hh"
+#include "reader/read_options.hh"
 #include "reader/reader_permit.hh"
 #include "runtime/file.hh"
 #include "sstables/components.hh"
@@ -44,23 +45,20 @@ struct sstable_read_handles {
     sstable_reader_stats* stats = nullptr;
 };
 
-// Partitions of range in token order, each clipped to slice (clustering ranges in the read's order) through
+// Partitions of opts.range in token order, each clipped to opts.slice (clustering ranges in the read's order) through
 // mutation_fragment_filter: the stream make_memtable_reader gives for the same data. A singular range whose key the
 // bloom filter rules out reads nothing. Forward: a partition with a promoted index, read with a slice that is not
 // the full range (or with forwarding), has its header and static row parsed, then parsing jumps to the block holding
 // each range's start (promoted_index_cursor), re-emitting the range tombstone open there, and to the partition's end
 // after the last range: rows outside the slice in other blocks are neither read nor parsed.
-// fwd == yes: clustering-window forwarding as in reader/mutation_reader.hh (after partition_start and the static
-// row the stream ends; fast_forward_to(position_range) opens a window, which shows what lies in both the window
-// and the slice; no partition_end). reversed: each partition in reversed clustering order
-// (make_reversed_sstable_reader, with or without forwarding). bypass: the index pages go through private caches
-// (read_caches). permit: the read's (reader_permit() has no limits): its deadline is checked before each buffer fill,
-// each index lookup and each Data.db read (read_timeout_error naming the file; close() still releases everything), and the Data.db
-// buffer the parser holds is charged to it.
-mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range,
-                                    clustering_ranges slice, bool reversed = false,
-                                    streamed_forwarding fwd = streamed_forwarding::no,
-                                    cache::bypass_cache bypass = cache::bypass_cache::no,
-                                    reader_permit permit = reader_permit());
+// opts.forwarding == yes: clustering-window forwarding as in reader/mutation_reader.hh (after partition_start and
+// the static row the stream ends; fast_forward_to(position_range) opens a window, which shows what lies in both the
+// window and the slice; no partition_end). read_order::reversed: each partition in reversed clustering order
+// (make_reversed_sstable_reader, with or without forwarding). opts.bypass: the index pages go through private caches
+// (read_caches). opts.stats is the table's: this reader counts into h.stats. permit: the read's (a tool's
+// reader_permit() has no limits): its deadline is checked before each buffer fill, each index lookup and each
+// Data.db read (read_timeout_error naming the file; close() still releases everything), and the Data.db buffer the
+// parser holds is charged to it.
+mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, reader_permit permit, read_options opts);
 
 } // namespace reef::sstables

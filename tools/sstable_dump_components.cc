@@ -5,6 +5,7 @@
 #include "schema/value_format.hh"
 #include "sstables/components.hh"
 #include "sstables/index_entry.hh"
+#include "sstables/sstable.hh"
 #include "sstables/statistics.hh"
 #include "sstables/toc.hh"
 #include "utils/json_writer.hh"
@@ -26,10 +27,8 @@ struct key_types {
 
 future<key_types> read_key_types(const descriptor& d) {
     key_types k;
-    auto name = d.filename(component_type::statistics);
     try {
-        auto bytes = co_await read_entire_file(name);
-        auto st = parse_statistics(std::as_bytes(std::span<const char>(bytes)), d.version, name);
+        auto st = co_await load_statistics(d);
         if (st.header) {
             k.partition_key = st.header->partition_key_type;
             k.clustering = st.header->clustering_types;

@@ -4,11 +4,13 @@
 #include "tools/sstable_schema_check.hh"
 
 #include "runtime/file.hh"
+#include "runtime/with_closeable.hh"
 #include "schema/bytes.hh"
 #include "schema/types.hh"
 #include "sstables/exceptions.hh"
 #include "sstables/components.hh"
 #include "sstables/mx_parser.hh"
+#include "sstables/sstable.hh"
 #include "sstables/statistics.hh"
 #include "tools/dump_data_printer.hh"
 #include "tools/jackson_printer.hh"
@@ -123,73 +125,50 @@ std::string dump_data_json(const serialization_header& h, std::span<const std::b
 
 namespace {
 
-future<std::string> read_whole(std::string name) {
-    auto f = co_await open_file_dma(name, open_flags::ro);
-    auto size = co_await f.size();
-    auto src = make_file_data_source(f, 0, size);
-    std::string out;
-    while (true) {
-        auto b = co_await src.get();
-        if (b.empty()) {
-            break;
-        }
-        out.append(b.get(), b.size());
-    }
-    co_await src.close();
-    co_await f.close();
-    co_return out;
-}
-
 // One sstable's dump, its Data.db streamed through the checked source into the parser buffer by buffer.
 future<std::string> dump_one(descriptor d, int64_t now, schema_ptr schema) {
-    auto stats_name = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_whole(stats_name);
-    auto st = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_name);
+    auto st = co_await load_statistics(d);
     if (schema) {
-        check_schema_against_header(*schema, *st.header, stats_name);
+        check_schema_against_header(*schema, *st.header, d.filename(component_type::statistics));
     }
     auto components = co_await load_components(d);
     auto data_name = d.filename(component_type::data);
-    auto f = co_await open_file_dma(data_name, open_flags::ro);
-    auto src = make_data_source(f, components, 0, components.data_length(), integrity_check::no);
     jackson_printer j;
     dump_consumer c(*st.header, j, now);
     mx_parser p(*st.header, data_name, c, 0, components.data_length());
     j.start_array();
-    temporary_buffer buf;
-    std::exception_ptr err;
-    try {
-        while (true) {
-            auto step = p.run();
-            if (step.what == parse_step::kind::done) {
-                break;
+    auto f = co_await open_file_dma(data_name, open_flags::ro);
+    co_await with_closeable(std::move(f), [&](file& f) {
+        auto src = make_data_source(f, components, 0, components.data_length(), integrity_check::no);
+        return with_closeable(std::move(src), [&](data_source& src) -> future<> {
+            try {
+                temporary_buffer buf;
+                while (true) {
+                    auto step = p.run();
+                    if (step.what == parse_step::kind::done) {
+                        break;
+                    }
+                    if (step.what == parse_step::kind::consumer_full) {
+                        continue;
+                    }
+                    if (step.what == parse_step::kind::skip) {
+                        buf = co_await src.skip(step.bytes);
+                    } else {
+                        buf = co_await src.get();
+                    }
+                    if (buf.empty()) {
+                        p.feed_end_of_stream();
+                    } else {
+                        p.feed(std::as_bytes(std::span<const char>(buf.get(), buf.size())));
+                    }
+                }
+            } catch (const marshal_exception& e) {
+                // A key or value the types cannot print is corrupt data: name the file and where the parser stands.
+                throw malformed_sstable_exception(data_name, p.offset(),
+                                                  std::string("expected a valid value: ") + e.what());
             }
-            if (step.what == parse_step::kind::consumer_full) {
-                continue;
-            }
-            if (step.what == parse_step::kind::skip) {
-                buf = co_await src.skip(step.bytes);
-            } else {
-                buf = co_await src.get();
-            }
-            if (buf.empty()) {
-                p.feed_end_of_stream();
-            } else {
-                p.feed(std::as_bytes(std::span<const char>(buf.get(), buf.size())));
-            }
-        }
-    } catch (const marshal_exception& e) {
-        // A key or value the types cannot print is corrupt data: name the file and where the parser stands.
-        err = std::make_exception_ptr(malformed_sstable_exception(
-            data_name, p.offset(), std::string("expected a valid value: ") + e.what()));
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await src.close();
-    co_await f.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
+        });
+    });
     j.end_array();
     j.out() += '\n';
     co_return std::move(j.out());

@@ -3,6 +3,7 @@
 
 #include "runtime/file.hh"
 #include "schema/value_format.hh"
+#include "sstables/sstable.hh"
 #include "sstables/statistics.hh"
 #include "utils/json_writer.hh"
 
@@ -211,9 +212,7 @@ future<std::string> dump_statistics_json(std::vector<descriptor> sstables) {
     w.begin_object();
     w.key("sstables").begin_object();
     for (auto& d : sstables) {
-        auto name = d.filename(component_type::statistics);
-        auto bytes = co_await read_entire_file(name);
-        auto st = parse_statistics(std::as_bytes(std::span<const char>(bytes)), d.version, name);
+        auto st = co_await load_statistics(d);
         w.key(d.filename(component_type::data));
         write_statistics(w, st);
     }

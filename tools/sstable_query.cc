@@ -4,11 +4,12 @@
 #include "cache/tracker.hh"
 #include "reader/position_range.hh"
 #include "schema/types.hh"
+#include "runtime/with_closeable.hh"
 #include "sstables/mx_fragments.hh"
+#include "sstables/sstable.hh"
 #include "sstables/sstable_reader.hh"
 #include "cql/clustering_restrictions.hh"
 #include "tools/dump_data_printer.hh"
-#include "tools/sstable_open.hh"
 #include "tools/sstable_schema_check.hh"
 
 #include <fmt/format.h>
@@ -43,37 +44,24 @@ partition_key parse_partition_key(const schema& s, const std::string& text) {
 }
 
 future<std::vector<mutation_fragment>> read_all_and_close(mutation_reader r) {
-    std::exception_ptr err;
-    std::vector<mutation_fragment> out;
-    try {
-        out = co_await read_all(r);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await r.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    co_return out;
+    return with_closeable(std::move(r), [](mutation_reader& r) { return read_all(r); });
 }
 
 future<std::string> query_one(descriptor d, const query_options& opts, std::vector<query_stats>* stats) {
     auto& tracker = cache::shard_cache_tracker();
     auto o = co_await open_sstable(d, tracker);
-    std::exception_ptr err;
-    std::string out;
-    try {
-        auto read_schema = schema_from_header(*o->header);
+    co_return co_await with_closeable(std::move(o), [&](shared_sstable& sst) -> future<std::string> {
+        auto read_schema = schema_from_header(*sst->header());
         const schema* names = read_schema.get();
         if (opts.schema) {
-            check_schema_against_header(*opts.schema, *o->header, d.filename(component_type::statistics));
+            check_schema_against_header(*opts.schema, *sst->header(), d.filename(component_type::statistics));
             names = opts.schema.get();
         }
         auto range = dht::partition_range::full();
         if (opts.partition) {
             auto key = parse_partition_key(*names, *opts.partition);
             auto kv = key.view();
-            auto token = o->token(bytes_view(reinterpret_cast<const uint8_t*>(kv.data()), kv.size()));
+            auto token = sst->token()(bytes_view(reinterpret_cast<const uint8_t*>(kv.data()), kv.size()));
             range = dht::partition_range::singular(dht::decorated_key(token, std::move(key)));
         }
         auto slice = opts.where.empty() ? clustering_ranges{position_range::full()}
@@ -81,22 +69,25 @@ future<std::string> query_one(descriptor d, const query_options& opts, std::vect
         if (opts.reversed) {
             slice = reverse_ranges(slice);
         }
-        auto before_data = o->data.io_counters();
-        auto before_index = o->index.io_counters();
+        auto before_data = sst->data_file().io_counters();
+        auto before_index = sst->index_file().io_counters();
         auto before_files = tracker.file_stats();
         auto before_pages = tracker.index_stats();
-        auto r = make_sstable_reader(read_schema, o->handles(), range, slice, opts.reversed,
-                                     streamed_forwarding::no,
-                                     opts.bypass_cache ? cache::bypass_cache::yes : cache::bypass_cache::no);
+        // A tool's read: no admission, no deadline.
+        auto r = make_sstable_reader(read_schema, sst->read_handles(), reader_permit(),
+                                     {.range = std::move(range),
+                                      .slice = std::move(slice),
+                                      .order = read_order_for(opts.reversed),
+                                      .bypass = opts.bypass_cache ? bypass_cache::yes : bypass_cache::no});
         auto fragments = co_await read_all_and_close(std::move(r));
-        out = print_fragments_json(*o->header, fragments, opts.now, opts.reversed);
+        auto out = print_fragments_json(*sst->header(), fragments, opts.now, opts.reversed);
         if (stats) {
             query_stats s;
             s.sstable = d.filename(component_type::data);
-            s.data_reads = o->data.io_counters().reads - before_data.reads;
-            s.data_bytes = o->data.io_counters().bytes - before_data.bytes;
-            s.index_reads = o->index.io_counters().reads - before_index.reads;
-            s.index_bytes = o->index.io_counters().bytes - before_index.bytes;
+            s.data_reads = sst->data_file().io_counters().reads - before_data.reads;
+            s.data_bytes = sst->data_file().io_counters().bytes - before_data.bytes;
+            s.index_reads = sst->index_file().io_counters().reads - before_index.reads;
+            s.index_bytes = sst->index_file().io_counters().bytes - before_index.bytes;
             s.page_hits = tracker.file_stats().page_hits - before_files.page_hits;
             s.page_misses = tracker.file_stats().page_misses - before_files.page_misses;
             s.page_blocks = tracker.file_stats().page_blocks - before_files.page_blocks;
@@ -110,14 +101,8 @@ future<std::string> query_one(descriptor d, const query_options& opts, std::vect
             }
             stats->push_back(std::move(s));
         }
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await o->close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    co_return out;
+        co_return out;
+    });
 }
 
 } // namespace

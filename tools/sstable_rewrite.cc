@@ -2,9 +2,11 @@
 #include "tools/sstable_rewrite.hh"
 
 #include "runtime/file.hh"
+#include "runtime/with_closeable.hh"
 #include "sstables/components.hh"
 #include "sstables/mx_fragments.hh"
 #include "sstables/mx_reader.hh"
+#include "sstables/sstable.hh"
 #include "sstables/statistics.hh"
 #include "sstables/writer.hh"
 #include "sstables/partitioner.hh"
@@ -27,18 +29,11 @@ future<> write_as_me(descriptor d, descriptor out, compression_choice compressio
                                     ": version oa (Cassandra 5.0) is not upgraded: its deletion times past 2038 do not "
                                     "fit me's signed 32-bit fields (test/resource/sstables/oa_far_future)");
     }
-    auto stats_name = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_entire_file(stats_name);
-    auto st = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_name);
+    auto st = co_await load_statistics(d);
     auto components = co_await load_components(d);
     auto schema = schema_from_header(*st.header);
     auto data_name = d.filename(component_type::data);
-    auto f = co_await open_file_dma(data_name, open_flags::ro);
-    auto src = make_data_source(f, components, 0, components.data_length(), integrity_check::no);
     auto header = std::make_shared<const serialization_header>(*st.header);
-    auto reader = make_mx_full_scan_reader(schema, header, std::move(src), data_name, components.data_length(),
-                                           dht::partition_range::full(),
-                                           sstables::partitioner_token_function(st.validation->partitioner));
     writer_options wo;
     if (compression == compression_choice::uncompressed ||
         (compression == compression_choice::as_source && !components.compression)) {
@@ -53,17 +48,16 @@ future<> write_as_me(descriptor d, descriptor out, compression_choice compressio
     wo.bloom_filter_fp_chance = st.validation->bloom_filter_fp_chance > 0 && st.validation->bloom_filter_fp_chance < 1
                                     ? st.validation->bloom_filter_fp_chance
                                     : 0.01;
-    std::exception_ptr err;
-    try {
-        co_await write_sstable(reader, schema, out, wo);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await reader.close();
-    co_await f.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
+    auto f = co_await open_file_dma(data_name, open_flags::ro);
+    // The reader owns the data source over f: it is closed first, then f.
+    co_await with_closeable(std::move(f), [&](file& f) {
+        auto src = make_data_source(f, components, 0, components.data_length(), integrity_check::no);
+        auto reader = make_mx_full_scan_reader(schema, header, std::move(src), data_name, components.data_length(),
+                                               dht::partition_range::full(),
+                                               sstables::partitioner_token_function(st.validation->partitioner));
+        return with_closeable(std::move(reader),
+                              [&](mutation_reader& reader) { return write_sstable(reader, schema, out, wo); });
+    });
 }
 
 // Whether any sstable file of dir has this generation (whatever its version).

@@ -10,6 +10,7 @@
 #include "sstables/mx_fragments.hh"
 #include "sstables/mx_reader.hh"
 #include "sstables/partitioner.hh"
+#include "sstables/sstable.hh"
 #include "sstables/statistics.hh"
 #include "utils/json_writer.hh"
 
@@ -81,11 +82,7 @@ struct scan_counts {
 // Data.db's whole stream through fragment_stream_validator; a broken rule is reported as the sstable's.
 future<> check_order(const descriptor& d, const sstable_components& c, scan_counts& n) {
     auto stats_path = d.filename(component_type::statistics);
-    auto bytes = co_await read_entire_file(stats_path);
-    auto st = parse_statistics(std::as_bytes(std::span<const char>(bytes)), d.version, stats_path);
-    if (!st.header) {
-        throw malformed_sstable_exception(stats_path, "no serialization header");
-    }
+    auto st = co_await load_statistics(d);
     auto data_path = d.filename(component_type::data);
     auto header = std::make_shared<const serialization_header>(*st.header);
     auto s = schema_from_header(*header);
@@ -96,40 +93,34 @@ future<> check_order(const descriptor& d, const sstable_components& c, scan_coun
         throw malformed_sstable_exception(stats_path, std::string("cannot check the partition order: ") + e.what());
     }
     auto f = co_await open_file_dma(data_path, open_flags::ro);
-    auto reader = make_mx_full_scan_reader(s, header, make_data_source(f, c, 0, c.data_length(), integrity_check::yes), data_path,
-                                           c.data_length(), dht::partition_range::full(), std::move(token));
-    fragment_stream_validator validator(*s);
-    std::exception_ptr err;
-    try {
-        while (true) {
-            if (reader.is_buffer_empty()) {
-                if (reader.is_end_of_stream()) {
-                    break;
-                }
-                co_await reader.fill_buffer();
-                continue;
-            }
-            auto frag = reader.pop_mutation_fragment();
+    // The reader owns the data source over f: it is closed first, then f.
+    co_await with_closeable(std::move(f), [&](file& f) {
+        auto src = make_data_source(f, c, 0, c.data_length(), integrity_check::yes);
+        auto reader = make_mx_full_scan_reader(s, header, std::move(src), data_path, c.data_length(),
+                                               dht::partition_range::full(), std::move(token));
+        return with_closeable(std::move(reader), [&](mutation_reader& reader) -> future<> {
+            fragment_stream_validator validator(*s);
             try {
-                validator(frag);
+                while (true) {
+                    if (reader.is_buffer_empty()) {
+                        if (reader.is_end_of_stream()) {
+                            break;
+                        }
+                        co_await reader.fill_buffer();
+                        continue;
+                    }
+                    auto frag = reader.pop_mutation_fragment();
+                    validator(frag);
+                    n.partitions += std::holds_alternative<partition_start>(frag);
+                    n.rows += std::holds_alternative<clustering_row>(frag);
+                    ++n.fragments;
+                }
+                validator.on_end_of_stream();
             } catch (const invalid_fragment_stream& e) {
                 throw malformed_sstable_exception(data_path, e.what());
             }
-            n.partitions += std::holds_alternative<partition_start>(frag);
-            n.rows += std::holds_alternative<clustering_row>(frag);
-            ++n.fragments;
-        }
-        validator.on_end_of_stream();
-    } catch (const invalid_fragment_stream& e) {
-        err = std::make_exception_ptr(malformed_sstable_exception(data_path, e.what()));
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await reader.close();
-    co_await f.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
+        });
+    });
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 #include "mutation/counter.hh"
 #include "mutation/fragment_stream_validator.hh"
 #include "reader/mutation_reader.hh"
+#include "runtime/with_closeable.hh"
 #include "schema/types.hh"
 #include "sstables/writer.hh"
 #include "sstables/partitioner.hh"
@@ -731,16 +732,8 @@ future<std::string> write_sstables_from_json(schema_ptr s, std::string json_text
         sstables::descriptor d{opts.output_dir, sstables::sstable_version::me,
                                std::to_string(next_generation(opts.output_dir)), "big"};
         auto reader = make_fragment_vector_reader(s, std::move(fragments));
-        std::exception_ptr err;
-        try {
-            co_await sstables::write_sstable(reader, s, d, wo);
-        } catch (...) {
-            err = std::current_exception();
-        }
-        co_await reader.close();
-        if (err) {
-            std::rethrow_exception(err);
-        }
+        co_await with_closeable(std::move(reader),
+                                [&](mutation_reader& reader) { return sstables::write_sstable(reader, s, d, wo); });
         out += d.filename(sstables::component_type::data) + "\n";
     }
     co_return out;

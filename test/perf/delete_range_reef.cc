@@ -148,7 +148,7 @@ public:
     template <typename OnRow>
     future<uint64_t> read(const dht::partition_range& range, clustering_ranges slice, uint64_t limit, OnRow& on_row) {
         auto r = make_compacting_reader(
-            _table.make_reader(range, std::move(slice), false, streamed_forwarding::no, &_stats), now_seconds(),
+            _table.make_reader(reader_permit(), {.range = range, .slice = std::move(slice), .stats = &_stats}), now_seconds(),
             compaction_mode::query);
         uint64_t n = 0;
         std::exception_ptr err;

@@ -5,6 +5,7 @@
 #include "cache/cached_file.hh"
 #include "index/index_reader.hh"
 #include "reader/mutation_reader.hh"
+#include "reader/read_options.hh"
 #include "runtime/file.hh"
 #include "runtime/future.hh"
 #include "runtime/reactor.hh"
@@ -12,6 +13,7 @@
 #include "db/row_cache.hh"
 #include "sstables/components.hh"
 #include "sstables/serialization_header.hh"
+#include "sstables/sstable.hh"
 #include "test/perf/perf_util.hh"
 
 #include <cstdint>
@@ -69,9 +71,8 @@ public:
     ~dataset_sstable();
 
     // Through the row cache once enable_cache() was called (as ScyllaDB's --enable-cache reads), else the
-    // sstable reader itself.
-    mutation_reader make_reader(const dht::partition_range& pr, clustering_ranges slice,
-                                streamed_forwarding fwd = streamed_forwarding::no);
+    // sstable reader itself; without limits (reader_permit()).
+    mutation_reader make_reader(read_options opts);
     // Puts a row cache (on the shard's cache tracker, so drop_caches() empties it) in front of the sstable.
     void enable_cache();
     bool cache_enabled() const noexcept { return bool(_cache); }
@@ -82,19 +83,11 @@ public:
 private:
     dataset_sstable() = default;
     schema_ptr _schema;
-    sstables::descriptor _desc;
-    sstables::sstable_components _components;
-    std::shared_ptr<const sstables::serialization_header> _header;
-    file _data;
-    file _index;
-    index::index_summary _summary;
-    std::unique_ptr<cache::cached_file> _index_file;
-    std::unique_ptr<index::index_page_cache> _index_cache;
+    sstables::shared_sstable _sst;
     uint64_t _data_file_size = 0;
     std::unique_ptr<row_cache> _cache;
 
-    mutation_reader make_sstable_reader(const dht::partition_range& pr, clustering_ranges slice,
-                                        streamed_forwarding fwd);
+    mutation_reader make_sstable_reader(reader_permit permit, read_options opts);
 };
 
 // Counters of the calling shard, read before and after each read.

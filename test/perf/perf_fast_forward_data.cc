@@ -260,67 +260,39 @@ future<std::unique_ptr<dataset_sstable>> dataset_sstable::open(const std::string
     }
     std::unique_ptr<dataset_sstable> o(new dataset_sstable());
     o->_schema = ds.schema;
-    o->_desc = sstables::descriptor::from_path(tocs[0]);
-    o->_components = co_await sstables::load_components(o->_desc);
-    auto stats_path = o->_desc.filename(sstables::component_type::statistics);
-    auto stats_bytes = co_await read_entire_file(stats_path);
-    auto stats = sstables::parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), o->_desc.version,
-                                            stats_path);
-    if (!stats.header) {
-        throw std::runtime_error(stats_path + ": no serialization header");
-    }
-    o->_header = std::make_shared<const sstables::serialization_header>(*stats.header);
-    o->_data = co_await open_file_dma(o->_desc.filename(sstables::component_type::data), open_flags::ro);
-    o->_index = co_await open_file_dma(o->_desc.filename(sstables::component_type::index), open_flags::ro);
-    auto index_size = co_await o->_index.size();
-    o->_data_file_size = o->_components.data_file_size;
-    o->_summary = sstables::make_index_summary(o->_components.summary, index_size, o->_components.data_length());
-    auto& tracker = cache::shard_cache_tracker();
-    o->_index_file = std::make_unique<cache::cached_file>(o->_index, index_size, tracker);
-    o->_index_cache = std::make_unique<index::index_page_cache>(tracker);
+    // The shard's shared index caches, so that drop_caches() makes the next read cold.
+    o->_sst = co_await sstables::open_sstable(sstables::descriptor::from_path(tocs[0]), cache::shard_cache_tracker());
+    o->_data_file_size = o->_sst->components().data_file_size;
     co_return o;
 }
 
 dataset_sstable::~dataset_sstable() = default;
 
-mutation_reader dataset_sstable::make_reader(const dht::partition_range& pr, clustering_ranges slice,
-                                             streamed_forwarding fwd) {
+mutation_reader dataset_sstable::make_reader(read_options opts) {
     if (_cache) {
-        return _cache->make_reader(pr, std::move(slice), false, fwd);
+        return _cache->make_reader(reader_permit(), std::move(opts));
     }
-    return make_sstable_reader(pr, std::move(slice), fwd);
+    return make_sstable_reader(reader_permit(), std::move(opts));
 }
 
 void dataset_sstable::enable_cache() {
     if (!_cache) {
         _cache = std::make_unique<row_cache>(
             _schema,
-            [this](const dht::partition_range& pr, const clustering_ranges& slice, reader_permit) {
-                return make_sstable_reader(pr, slice, streamed_forwarding::no);
+            [this](const dht::partition_range& pr, const clustering_ranges& slice, reader_permit permit) {
+                return make_sstable_reader(std::move(permit), {.range = pr, .slice = slice});
             },
             cache::shard_cache_tracker());
     }
 }
 
-mutation_reader dataset_sstable::make_sstable_reader(const dht::partition_range& pr, clustering_ranges slice,
-                                                     streamed_forwarding fwd) {
-    sstables::sstable_read_handles h;
-    h.components = &_components;
-    h.header = _header;
-    h.data = _data;
-    h.data_file = _desc.filename(sstables::component_type::data);
-    h.summary = &_summary;
-    h.index_file = _index_file.get();
-    h.index_cache = _index_cache.get();
-    h.parse_page = sstables::make_index_page_parser(_desc.version, _desc.filename(sstables::component_type::index));
-    return sstables::make_sstable_reader(_schema, std::move(h), pr, std::move(slice), false, fwd);
+mutation_reader dataset_sstable::make_sstable_reader(reader_permit permit, read_options opts) {
+    return sstables::make_sstable_reader(_schema, _sst->read_handles(), std::move(permit), std::move(opts));
 }
 
 future<> dataset_sstable::close() {
     _cache.reset();
-    co_await _index_file->close();
-    co_await _index.close();
-    co_await _data.close();
+    co_await _sst->close();
 }
 
 } // namespace reef::perf::pff

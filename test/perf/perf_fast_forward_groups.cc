@@ -142,8 +142,8 @@ struct int_range {
 
 // The whole partition read with n_read rows taken, n_skip skipped, through clustering windows.
 future<test_result> scan_rows_with_stride(run_context& ctx, int64_t n_rows, int64_t n_read, int64_t n_skip) {
-    auto rd = ctx.sst.make_reader(dht::partition_range::full(), full_slice(),
-                                  n_skip ? streamed_forwarding::yes : streamed_forwarding::no);
+    auto rd = ctx.sst.make_reader(
+        {.slice = full_slice(), .forwarding = n_skip ? streamed_forwarding::yes : streamed_forwarding::no});
     co_return co_await with_closeable(std::move(rd), [&, n_rows, n_read, n_skip](mutation_reader& rd) -> future<test_result> {
         auto before = metrics_snapshot::take();
         co_await expect_partition_start(rd);
@@ -161,7 +161,7 @@ future<test_result> scan_rows_with_stride(run_context& ctx, int64_t n_rows, int6
 
 // One forwarding window [offset, offset + n_read) of the partition, from a reader over `pr`.
 future<test_result> slice_rows(run_context& ctx, dht::partition_range pr, int64_t offset, int64_t n_read) {
-    auto rd = ctx.sst.make_reader(pr, full_slice(), streamed_forwarding::yes);
+    auto rd = ctx.sst.make_reader({.range = std::move(pr), .slice = full_slice(), .forwarding = streamed_forwarding::yes});
     co_return co_await with_closeable(std::move(rd), [&, offset, n_read](mutation_reader& rd) -> future<test_result> {
         auto before = metrics_snapshot::take();
         co_await expect_partition_start(rd);
@@ -173,7 +173,7 @@ future<test_result> slice_rows(run_context& ctx, dht::partition_range pr, int64_
 
 // Partition 0 read with a clustering slice, everything the reader gives.
 future<test_result> read_slice(run_context& ctx, clustering_ranges slice) {
-    auto rd = ctx.sst.make_reader(singular_pk0(), std::move(slice));
+    auto rd = ctx.sst.make_reader({.range = singular_pk0(), .slice = std::move(slice)});
     co_return co_await with_closeable(std::move(rd), [](mutation_reader& rd) -> future<test_result> {
         auto before = metrics_snapshot::take();
         auto frags = co_await consume_all(rd);
@@ -186,8 +186,9 @@ future<test_result> forwarding_with_restriction(run_context& ctx, int64_t n_rows
     int64_t first = n_rows / 2;
     auto slice = one_range({position_in_partition::before_key(present_ck(first)),
                             position_in_partition::after_all_clustered_rows()});
-    auto rd = ctx.sst.make_reader(single_partition ? singular_pk0() : dht::partition_range::full(), std::move(slice),
-                                  streamed_forwarding::yes);
+    auto rd = ctx.sst.make_reader({.range = single_partition ? singular_pk0() : dht::partition_range::full(),
+                                   .slice = std::move(slice),
+                                   .forwarding = streamed_forwarding::yes});
     co_return co_await with_closeable(std::move(rd), [&, first](mutation_reader& rd) -> future<test_result> {
         auto before = metrics_snapshot::take();
         co_await expect_partition_start(rd);
@@ -418,7 +419,7 @@ future<test_result> scan_with_stride_partitions(run_context& ctx, int64_t n_read
     auto pr = n_skip ? dht::partition_range(std::nullopt,
                                             dht::partition_range::bound{dht::ring_position::for_key(keys[0]), false})
                      : dht::partition_range::full();
-    auto rd = ctx.sst.make_reader(pr, full_slice());
+    auto rd = ctx.sst.make_reader({.range = pr, .slice = full_slice()});
     co_return co_await with_closeable(std::move(rd), [&, n, n_read, n_skip](mutation_reader& rd) -> future<test_result> {
         auto before = metrics_snapshot::take();
         uint64_t frags = 0;
@@ -455,7 +456,7 @@ future<> small_partition_slicing(run_context& ctx) {
         co_await run_test_case(ctx, [&, offset, read]() -> future<results> {
             auto& keys = keys_of(ctx);
             auto pr = keys_range(keys, size_t(offset), size_t(std::min(n, offset + read) - 1));
-            auto rd = ctx.sst.make_reader(pr, full_slice());
+            auto rd = ctx.sst.make_reader({.range = pr, .slice = full_slice()});
             auto r = co_await with_closeable(std::move(rd), [](mutation_reader& rd) -> future<test_result> {
                 auto before = metrics_snapshot::take();
                 auto frags = co_await consume_all_with_next_partition(rd);

@@ -154,7 +154,7 @@ future<scan_figures> drain(mutation_reader& r) {
 future<scan_figures> full_scan(const std::shared_ptr<const memtable>& mt, bool reversed) {
     auto start = clock_type::now();
     double cpu_start = thread_cpu_seconds();
-    auto r = make_memtable_reader(mt, mt->schema(), dht::partition_range::full(), {position_range::full()}, reversed);
+    auto r = make_memtable_reader(mt, mt->schema(), {.order = read_order_for(reversed)});
     auto out = co_await drain(r);
     co_await r.close();
     out.cpu_seconds = thread_cpu_seconds() - cpu_start;
@@ -189,7 +189,8 @@ future<latency_figures> partition_reads(const std::shared_ptr<const memtable>& m
         }
         auto pr = dht::partition_range::singular(key);
         auto start = clock_type::now();
-        auto r = make_memtable_reader(mt, mt->schema(), pr, std::move(slice), reversed);
+        auto r = make_memtable_reader(mt, mt->schema(),
+                                      {.range = pr, .slice = std::move(slice), .order = read_order_for(reversed)});
         auto got = co_await drain(r);
         co_await r.close();
         us.push_back(seconds_since(start) * 1e6);

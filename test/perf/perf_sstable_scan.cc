@@ -13,6 +13,7 @@
 #include "runtime/file.hh"
 #include "sstables/components.hh"
 #include "sstables/mx_reader.hh"
+#include "sstables/sstable.hh"
 #include "sstables/statistics.hh"
 #include "sstables/writer.hh"
 
@@ -72,9 +73,7 @@ future<scan_run> scan_once(descriptor d, schema_ptr s) {
     double cpu = thread_cpu_seconds();
     auto allocs = pff::allocations();
     auto components = co_await load_components(d);
-    auto stats_path = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_entire_file(stats_path);
-    auto stats = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_path);
+    auto stats = co_await load_statistics(d);
     auto header = std::make_shared<const serialization_header>(*stats.header);
     auto f = co_await open_file_dma(d.filename(component_type::data), open_flags::ro);
     auto reader = make_mx_full_scan_reader(s, header, make_data_source(f, components, 0, components.data_length(), integrity_check::no),
@@ -253,7 +252,7 @@ int perf_sstable_scan_main(int argc, char** argv) {
                 writer_options o;
                 o.compression = comp;
                 descriptor d{dir, sstable_version::me, std::to_string(++generation), "big"};
-                auto in = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                auto in = make_memtable_reader(mt, s, read_options{});
                 auto written = co_await write_sstable(in, s, d, o);
                 co_await in.close();
                 // Into memory before timing (a no-op on tmpfs; the page cache elsewhere).

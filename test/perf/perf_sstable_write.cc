@@ -155,7 +155,7 @@ int perf_sstable_write_main(int argc, char** argv) {
                     descriptor d{dir, sstable_version::me, std::to_string(++generation), "big"};
                     auto start = clock_type::now();
                     double c = thread_cpu_seconds();
-                    auto in = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    auto in = make_memtable_reader(mt, s, read_options{});
                     auto written = co_await write_sstable(in, s, d, o);
                     co_await in.close();
                     cpu.push_back(thread_cpu_seconds() - c);

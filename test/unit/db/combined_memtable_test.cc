@@ -25,7 +25,11 @@ REEF_TEST_CASE(test_combined_memtables_against_model) {
         }
         BOOST_CHECK_EQUAL(mt->max_timestamp(), c.max_timestamps[i]);
         auto slice = c.slice ? *c.slice : clustering_ranges{position_range::full()};
-        return make_memtable_reader(mt, c.s, c.plan.ranges.front(), std::move(slice), c.reversed, c.source_forwarding[i],
+        return make_memtable_reader(mt, c.s,
+                                    {.range = c.plan.ranges.front(),
+                                     .slice = std::move(slice),
+                                     .order = read_order_for(c.reversed),
+                                     .forwarding = c.source_forwarding[i]},
                                     c.buffer_fragments[i]);
     };
     for (auto s : testing::random_test_schemas()) {

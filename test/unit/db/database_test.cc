@@ -4,7 +4,7 @@
 // system.local's identity across restarts; a data directory refused under another shard count.
 #include "cql/cql_parser.hh"
 #include "db/database.hh"
-#include "db/schema_upgrade.hh"
+#include "sstables/schema_upgrade.hh"
 #include "runtime/app.hh"
 #include "runtime/smp.hh"
 #include "test/lib/mutation_model.hh"

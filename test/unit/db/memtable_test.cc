@@ -203,7 +203,8 @@ future<> check_plain_read(model_memtable& t, mutation_generator& g, std::string 
         expected.insert(expected.end(), e.begin(), e.end());
     }
     validate(*t.s, expected, reversed);
-    auto r = make_memtable_reader(t.mt, t.s, ranges.front(), slice, reversed, streamed_forwarding::no, buffer);
+    auto r = make_memtable_reader(t.mt, t.s, {.range = ranges.front(), .slice = slice, .order = read_order_for(reversed)},
+                                  buffer);
     std::vector<mutation_fragment> got;
     size_t i = 0;
     for (size_t ri = 0; ri < ranges.size(); ++ri) {
@@ -246,7 +247,9 @@ future<> check_forwarding_read(model_memtable& t, mutation_generator& g, std::st
     auto slice = random_slice(g, reversed);
     auto pr = random_partition_ranges(g, t.keys).front();
     size_t buffer = g.rnd(0, 1) ? 0 : size_t(g.rnd(1, 5));
-    auto r = make_memtable_reader(t.mt, t.s, pr, slice, reversed, streamed_forwarding::yes, buffer);
+    auto r = make_memtable_reader(
+        t.mt, t.s,
+        {.range = pr, .slice = slice, .order = read_order_for(reversed), .forwarding = streamed_forwarding::yes}, buffer);
     std::vector<dht::decorated_key> want_keys;
     for (auto& [k, m] : t.model) {
         if (pr.contains(k)) {
@@ -410,7 +413,7 @@ REEF_TEST_CASE(test_full_read_rebuilds_model) {
                 t.apply_random(g);
             }
             for (bool reversed : {false, true}) {
-                auto r = make_memtable_reader(t.mt, t.s, dht::partition_range::full(), {position_range::full()}, reversed);
+                auto r = make_memtable_reader(t.mt, t.s, {.order = read_order_for(reversed)});
                 auto got = co_await read_everything(r);
                 co_await r.close();
                 validate(*s, got, reversed);
@@ -434,7 +437,8 @@ future<> check_writes_during_read(model_memtable& t, mutation_generator& g, std:
     auto& s = t.s;
     auto start = t.model;
     auto pr = g.rnd(0, 2) ? dht::partition_range::full() : random_partition_ranges(g, t.keys).front();
-    auto r = make_memtable_reader(t.mt, t.s, pr, slice, reversed, streamed_forwarding::no, size_t(g.rnd(1, 4)));
+    auto r = make_memtable_reader(t.mt, t.s, {.range = pr, .slice = slice, .order = read_order_for(reversed)},
+                                  size_t(g.rnd(1, 4)));
     std::vector<mutation_fragment> got;
     std::set<dht::decorated_key> skipped;
     size_t partition_first = 0;
@@ -607,7 +611,8 @@ REEF_TEST_CASE(test_reads_through_row_lookup_index) {
             auto pr = g.rnd(0, 1) ? dht::partition_range::full() : dht::partition_range::singular(t.keys[g.rnd(0, int(t.keys.size()) - 1)]);
             auto expected = expected_read(t.model, pr, slice, reversed);
             validate(*s, expected, reversed);
-            auto r = make_memtable_reader(t.mt, t.s, pr, slice, reversed, streamed_forwarding::no, g.rnd(0, 1) ? 0 : size_t(g.rnd(1, 5)));
+            auto r = make_memtable_reader(t.mt, t.s, {.range = pr, .slice = slice, .order = read_order_for(reversed)},
+                                          g.rnd(0, 1) ? 0 : size_t(g.rnd(1, 5)));
             auto got = co_await read_everything(r);
             co_await r.close();
             BOOST_REQUIRE_MESSAGE(got.size() == expected.size(), rctx << ": " << got.size() << " fragments, expected " << expected.size());
@@ -631,18 +636,17 @@ REEF_TEST_CASE(test_early_close_and_lifetime) {
         t.apply_random(g, 30);
     }
     {
-        auto r = make_memtable_reader(t.mt, s, dht::partition_range::full(), {position_range::full()}, false);
+        auto r = make_memtable_reader(t.mt, s, read_options{});
         auto f = co_await next(r);
         BOOST_REQUIRE(f && std::holds_alternative<partition_start>(*f));
         co_await r.close();
     }
     {
-        auto r = make_memtable_reader(t.mt, s, dht::partition_range::full(), {position_range::full()}, true);
+        auto r = make_memtable_reader(t.mt, s, {.order = read_order::reversed});
         (void)r;  // destroyed unread
     }
     auto expected = expected_read(t.model, dht::partition_range::full(), {position_range::full()}, false);
-    auto r = make_memtable_reader(t.mt, s, dht::partition_range::full(), {position_range::full()}, false,
-                                  streamed_forwarding::no, 3);
+    auto r = make_memtable_reader(t.mt, s, read_options{}, 3);
     auto first = co_await next(r);
     t.mt.reset();  // the reader's reference keeps it alive
     std::vector<mutation_fragment> got{std::move(*first)};
@@ -740,8 +744,7 @@ REEF_TEST_CASE(test_writes_ahead_are_seen) {
             mt->apply(row_at(keys[0], c));
             mt->apply(row_at(keys[2], c));
         }
-        auto r = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, reversed,
-                                      streamed_forwarding::no, 1);
+        auto r = make_memtable_reader(mt, s, {.order = read_order_for(reversed)}, 1);
         std::vector<int> rows;
         std::vector<dht::decorated_key> partitions;
         while (auto f = co_await next(r)) {

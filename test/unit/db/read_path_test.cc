@@ -54,7 +54,12 @@ mutation_reader make_read(const read_path_case& c, const dht::partition_range& p
                           bool reversed, combined_reader_stats* stats) {
     std::vector<combined_reader_source> sources;
     for (auto& mt : c.memtables) {
-        sources.push_back({make_memtable_reader(mt, c.s, pr, slice, reversed, streamed_forwarding::yes), mt->max_timestamp()});
+        sources.push_back({make_memtable_reader(mt, c.s,
+                                                {.range = pr,
+                                                 .slice = slice,
+                                                 .order = read_order_for(reversed),
+                                                 .forwarding = streamed_forwarding::yes}),
+                           mt->max_timestamp()});
     }
     return make_combined_reader(c.s, std::move(sources), reversed, streamed_forwarding::no, stats);
 }

@@ -56,7 +56,7 @@ struct read_case {
     read_plan plan;
     clustering_ranges slice;  // in the read's order
     bool reversed = false;
-    cache::bypass_cache bypass = cache::bypass_cache::no;
+    bypass_cache bypass = bypass_cache::no;
 };
 
 read_case random_read(mutation_generator& g, const mutation_model& model) {
@@ -102,7 +102,7 @@ read_case random_read(mutation_generator& g, const mutation_model& model) {
         auto w = g.make_ranges();
         c.plan.windows = c.reversed ? reverse_ranges(w) : w;
     }
-    c.bypass = g.rnd(0, 4) == 0 ? cache::bypass_cache::yes : cache::bypass_cache::no;
+    c.bypass = g.rnd(0, 4) == 0 ? bypass_cache::yes : bypass_cache::no;
     return c;
 }
 
@@ -126,8 +126,12 @@ class open_read {
 public:
     open_read(table& t, const mutation_model& model, read_case c)
         : _s(t.schema()), _model(model), _c(std::move(c)),
-          _reader(t.make_reader(_c.plan.ranges.front(), _c.slice, _c.reversed,
-                                _c.plan.windows ? streamed_forwarding::yes : streamed_forwarding::no, nullptr, _c.bypass)) {}
+          _reader(t.make_reader(reader_permit(),
+                                {.range = _c.plan.ranges.front(),
+                                 .slice = _c.slice,
+                                 .order = read_order_for(_c.reversed),
+                                 .forwarding = _c.plan.windows ? streamed_forwarding::yes : streamed_forwarding::no,
+                                 .bypass = _c.bypass})) {}
 
     // Reads the first fragments (the reader starts, and holds what it read).
     future<> start() { co_await _reader.fill_buffer(); }
@@ -149,7 +153,7 @@ public:
         auto b = visible_partitions(want);
         BOOST_REQUIRE_MESSAGE(a == b, when << " (reversed " << _c.reversed << ", windows " << bool(_c.plan.windows)
                                            << ", ranges " << _c.plan.ranges.size() << ", bypass "
-                                           << bool(_c.bypass == cache::bypass_cache::yes) << "):\n"
+                                           << bool(_c.bypass == bypass_cache::yes) << "):\n"
                                            << describe(a) << "!=\n" << describe(b));
     }
 
@@ -277,8 +281,9 @@ uint64_t disk_reads() {
 }
 
 future<std::vector<mutation_fragment>> read(table& t, const dht::partition_range& pr, const clustering_ranges& slice,
-                                            bool reversed = false, cache::bypass_cache bypass = cache::bypass_cache::no) {
-    auto r = t.make_reader(pr, slice, reversed, streamed_forwarding::no, nullptr, bypass);
+                                            bool reversed = false, bypass_cache bypass = bypass_cache::no) {
+    auto r = t.make_reader(reader_permit(),
+                           {.range = pr, .slice = slice, .order = read_order_for(reversed), .bypass = bypass});
     auto fs = co_await read_validated(r, reversed);
     co_await r.close();
     co_return fs;
@@ -359,7 +364,7 @@ REEF_TEST_CASE(test_row_cache_hits_do_no_io) {
         auto before = st;
         auto tracker_before = tracker.row_stats();
         auto used = tracker.lru().memory_used();
-        auto fs = co_await read(t, dht::partition_range::full(), full_slice(), false, cache::bypass_cache::yes);
+        auto fs = co_await read(t, dht::partition_range::full(), full_slice(), false, bypass_cache::yes);
         BOOST_REQUIRE(canonical_mutations(s, fs, false) ==
                       canonical_mutations(s, expected_read(model, dht::partition_range::full(), full_slice(), false), false));
         require_equal_stats(st, before);

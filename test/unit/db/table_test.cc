@@ -43,8 +43,9 @@ future<> check_read(table& t, const mutation_model& model, mutation_generator& g
     auto forward_slice = g.rnd(0, 1) ? clustering_ranges{position_range::full()} : g.make_ranges();
     bool reversed = g.rnd(0, 1);
     auto slice = reversed ? reverse_ranges(forward_slice) : forward_slice;
-    auto bypass = g.rnd(0, 3) == 0 ? cache::bypass_cache::yes : cache::bypass_cache::no;
-    auto r = t.make_reader(pr, slice, reversed, streamed_forwarding::no, nullptr, bypass);
+    auto bypass = g.rnd(0, 3) == 0 ? bypass_cache::yes : bypass_cache::no;
+    auto r = t.make_reader(reader_permit(),
+                           {.range = pr, .slice = slice, .order = read_order_for(reversed), .bypass = bypass});
     std::vector<mutation_fragment> got;
     std::exception_ptr err;
     try {
@@ -203,7 +204,7 @@ REEF_TEST_CASE(test_table_compaction_is_the_models_purge) {
                         ++purged_partitions;
                     }
                 }
-                auto r = t.make_reader(dht::partition_range::full(), {position_range::full()});
+                auto r = t.make_reader(reader_permit(), read_options{});
                 auto got = co_await read_validated(r, false);
                 co_await r.close();
                 auto a = canonical_mutations(s, got, false);
@@ -225,7 +226,7 @@ REEF_TEST_CASE(test_table_compaction_is_the_models_purge) {
                     }
                 }
                 co_await t.compact_all(now);
-                auto r2 = t.make_reader(dht::partition_range::full(), {position_range::full()});
+                auto r2 = t.make_reader(reader_permit(), read_options{});
                 auto got2 = co_await read_validated(r2, false);
                 co_await r2.close();
                 std::vector<mutation> qa, qb;
@@ -410,7 +411,7 @@ REEF_TEST_CASE(test_table_read_across_compaction) {
     }
     auto old = t.sstable_descriptors();
     BOOST_REQUIRE_EQUAL(old.size(), 4u);
-    auto r = t.make_reader(dht::partition_range::full(), {position_range::full()});
+    auto r = t.make_reader(reader_permit(), read_options{});
     co_await r.fill_buffer();  // the read has started on the old sstables
     BOOST_REQUIRE(!r.is_buffer_empty());
     bool compacted = false;
@@ -464,9 +465,9 @@ REEF_TEST_CASE(test_table_read_bypasses_caches) {
     BOOST_REQUIRE_EQUAL(t.sstable_count(), 1u);
     auto keys = keys_of(model);
     auto& tracker = cache::shard_cache_tracker();
-    auto read = [&](const dht::partition_range& pr, cache::bypass_cache bypass) -> future<> {
+    auto read = [&](const dht::partition_range& pr, bypass_cache bypass) -> future<> {
         auto slice = g.make_ranges();
-        auto r = t.make_reader(pr, slice, false, streamed_forwarding::no, nullptr, bypass);
+        auto r = t.make_reader(reader_permit(), {.range = pr, .slice = slice, .bypass = bypass});
         auto got = co_await read_validated(r, false);
         co_await r.close();
         auto a = canonical(s, got, false);
@@ -478,18 +479,18 @@ REEF_TEST_CASE(test_table_read_bypasses_caches) {
         cache::drop_caches();
         auto files = tracker.file_stats();
         auto pages = tracker.index_stats();
-        co_await read(pr, cache::bypass_cache::yes);
+        co_await read(pr, bypass_cache::yes);
         BOOST_CHECK_EQUAL(tracker.file_stats().page_misses, files.page_misses);
         BOOST_CHECK_EQUAL(tracker.file_stats().page_hits, files.page_hits);
         BOOST_CHECK_EQUAL(tracker.index_stats().misses, pages.misses);
         BOOST_CHECK_EQUAL(tracker.index_stats().hits, pages.hits);
-        co_await read(pr, cache::bypass_cache::no);
+        co_await read(pr, bypass_cache::no);
         BOOST_CHECK_GT(tracker.index_stats().misses, pages.misses);
         BOOST_CHECK_GT(tracker.file_stats().page_misses, files.page_misses);
         // Warm: the same partition again reads no Index.db page and finds the parsed page.
         auto warm_files = tracker.file_stats();
         auto warm_pages = tracker.index_stats();
-        co_await read(pr, cache::bypass_cache::no);
+        co_await read(pr, bypass_cache::no);
         BOOST_CHECK_EQUAL(tracker.file_stats().page_misses, warm_files.page_misses);
         BOOST_CHECK_GT(tracker.index_stats().hits, warm_pages.hits);
     }
@@ -530,7 +531,7 @@ REEF_TEST_CASE(test_table_reads_under_reader_concurrency_semaphore) {
                              : dht::partition_range::singular(keys[size_t(g.rnd(0, int(keys.size()) - 1))]);
         bool reversed = i % 2 == 1;
         auto slice = reversed ? reverse_ranges(g.make_ranges()) : g.make_ranges();
-        auto r = t.make_reader(pr, slice, reversed, streamed_forwarding::no, nullptr, cache::bypass_cache::no, permit);
+        auto r = t.make_reader(permit, {.range = pr, .slice = slice, .order = read_order_for(reversed)});
         std::vector<mutation_fragment> got;
         while (auto f = co_await r()) {
             most_charged = std::max(most_charged, permit.consumed_memory());
@@ -558,8 +559,7 @@ REEF_TEST_CASE(test_table_reads_under_reader_concurrency_semaphore) {
     {
         auto permit = co_await sem.obtain_permit("late read", 16 << 10);
         permit.set_timeout(read_clock::now() - std::chrono::seconds(1));
-        auto r = t.make_reader(dht::partition_range::full(), {}, false, streamed_forwarding::no, nullptr,
-                               cache::bypass_cache::no, permit);
+        auto r = t.make_reader(permit, {.slice = {}});
         std::string error;
         try {
             while (co_await r()) {

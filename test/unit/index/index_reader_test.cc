@@ -11,6 +11,7 @@
 #include "sstables/components.hh"
 #include "sstables/index_entry.hh"
 #include "sstables/index_pages.hh"
+#include "sstables/sstable.hh"
 #include "sstables/writer.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
@@ -71,7 +72,7 @@ REEF_TEST_CASE(index_reader_matches_every_entry) {
             o.min_index_interval = g.rnd(1, 8);
             o.column_index_size = g.rnd(0, 1) ? 1 : 64 * 1024;
             descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
-            auto reader = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+            auto reader = make_memtable_reader(mt, s, read_options{});
             co_await write_sstable(reader, s, d, o);
             co_await reader.close();
 
@@ -79,15 +80,13 @@ REEF_TEST_CASE(index_reader_matches_every_entry) {
             auto index_path = d.filename(component_type::index);
             auto all = parse_index_entries(co_await read_entire_file(index_path), d.version, index_path);
             BOOST_REQUIRE_EQUAL(all.size(), keys.size());
-            auto f = co_await open_file_dma(index_path, open_flags::ro);
-            auto size = co_await f.size();
-            auto summary = make_index_summary(comps.summary, size, comps.data_length());
-            pages_seen += summary.points.size();
             cache::cache_tracker tracker(size_t(64) << 20);
+            auto sst = co_await sstables::open_sstable(d, tracker);
+            auto& summary = sst->summary();
+            auto& cf = sst->cached_index();
+            pages_seen += summary.points.size();
             {
-                cache::cached_file cf(f, size, tracker);
-                index::index_page_cache pages(tracker);
-                cache::read_caches<index::partition_index_page> caches(cf, pages, cache::bypass_cache::no);
+                cache::read_caches<index::partition_index_page> caches(cf, sst->index_cache(), bypass_cache::no);
                 index::index_reader ir(summary, caches, make_index_page_parser(d.version, index_path));
                 for (int q = 0; q < 60; ++q) {
                     auto pr = random_partition_range(g, keys);
@@ -134,9 +133,8 @@ REEF_TEST_CASE(index_reader_matches_every_entry) {
                 }
                 BOOST_CHECK_EQUAL(n, all.size());
                 co_await caches.close();
-                co_await cf.close();
             }
-            co_await f.close();
+            co_await sst->close();
         }
         co_await yield();
     }

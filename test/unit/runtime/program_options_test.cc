@@ -184,3 +184,17 @@ BOOST_AUTO_TEST_CASE(test_help) {
                       "Arguments:\n"
                       "  files               input files\n");
 }
+
+// An option with no help text (a test hook) parses like any other but is not listed.
+BOOST_AUTO_TEST_CASE(test_hidden_option) {
+    options opts("reef server", "Runs.");
+    int64_t delay = 0;
+    bool shown = false;
+    opts.add("test-delay-ms", "", &delay, 0);
+    opts.add("shown", "a listed flag", &shown);
+    const char* args[] = {"reef", "--test-delay-ms", "250"};
+    opts.parse(3, args);
+    BOOST_CHECK_EQUAL(delay, 250);
+    BOOST_CHECK(opts.help().find("test-delay") == std::string::npos);
+    BOOST_CHECK(opts.help().find("--shown") != std::string::npos);
+}

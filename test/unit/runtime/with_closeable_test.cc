@@ -1,5 +1,6 @@
-// Tests of with_closeable, for_each_file_buffer and read_entire_file: the object is closed after success and
-// after an exception, the body's exception wins over close()'s, values come back, files are read whole.
+// Tests of with_closeable, close_on_error, for_each_file_buffer and read_entire_file: the object is closed after
+// success and after an exception (close_on_error: only after an exception), the body's exception wins over close()'s,
+// values come back, files are read whole.
 #include "runtime/file.hh"
 #include "runtime/input_stream.hh"
 #include "runtime/reactor.hh"
@@ -60,6 +61,48 @@ REEF_TEST_CASE(test_with_closeable_closes_and_returns) {
     }
     BOOST_CHECK(caught);
     BOOST_CHECK_EQUAL(closes, 3);
+}
+
+REEF_TEST_CASE(test_close_on_error_closes_only_on_error) {
+    int closes = 0;
+    closeable c{&closes, true};
+    auto body = [](closeable&) -> future<int> {
+        co_await yield();
+        co_return 7;
+    };
+    int v = co_await close_on_error(c, body);
+    BOOST_CHECK_EQUAL(v, 7);
+    BOOST_CHECK_EQUAL(closes, 0);
+
+    auto fine = [](closeable&) -> future<> { co_await yield(); };
+    co_await close_on_error(c, fine);
+    BOOST_CHECK_EQUAL(closes, 0);
+
+    auto throws = [](closeable&) -> future<> {
+        co_await yield();
+        throw std::invalid_argument("body failed");
+    };
+    bool caught = false;
+    try {
+        co_await close_on_error(c, throws);
+    } catch (const std::invalid_argument&) {
+        caught = true;  // the body's error, not close()'s
+    }
+    BOOST_CHECK(caught);
+    BOOST_CHECK_EQUAL(closes, 1);
+
+    auto throws_value = [](closeable&) -> future<int> {
+        co_await yield();
+        throw std::out_of_range("no value");
+    };
+    caught = false;
+    try {
+        co_await close_on_error(c, throws_value);
+    } catch (const std::out_of_range&) {
+        caught = true;
+    }
+    BOOST_CHECK(caught);
+    BOOST_CHECK_EQUAL(closes, 2);
 }
 
 REEF_TEST_CASE(test_whole_file_helpers) {

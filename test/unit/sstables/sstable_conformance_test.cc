@@ -9,13 +9,14 @@
 #include "runtime/reactor.hh"
 #include "sstables/index_entry.hh"
 #include "sstables/mx_parser.hh"
+#include "sstables/sstable.hh"
 #include "sstables/sstable_reader.hh"
 #include "sstables/writer.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/mx_test_support.hh"
-#include "test/lib/open_sstable.hh"
 #include "test/lib/peer_corpus.hh"
 #include "test/lib/random_mutation.hh"
+#include "test/lib/read_and_close.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
@@ -346,7 +347,7 @@ future<written> write_random_sstable(const schema_ptr& s, mutation_generator& g,
     w.column_index_size = o.column_index_size;
     w.d = descriptor{dir, sstable_version::me, std::to_string(generation), "big"};
     {
-        auto r = make_memtable_reader(w.mt, s, dht::partition_range::full(), {position_range::full()}, false);
+        auto r = make_memtable_reader(w.mt, s, read_options{});
         co_await write_sstable(r, s, w.d, o);
         co_await r.close();
     }
@@ -382,11 +383,11 @@ REEF_TEST_CASE(sstable_reader_conforms_to_memtable_reader) {
             bool tiny_cache = i % 2 == 0;
             cache::cache_tracker tracker(tiny_cache ? 2 * cache::cached_file::page_charge() : size_t(64) << 20);
             std::vector<written> ws;
-            std::vector<std::unique_ptr<open_sstable>> ssts;
+            std::vector<sstables::shared_sstable> ssts;
             int count = g.rnd(1, 3);
             for (int k = 0; k < count; ++k) {
                 ws.push_back(co_await write_random_sstable(s, g, dir.path(), ++generation));
-                ssts.push_back(co_await open_sstable_for_read(ws.back().d, tracker));
+                ssts.push_back(co_await sstables::open_sstable(ws.back().d, tracker));
             }
             for (int q = 0; q < reads_per_sstable * count; ++q) {
                 size_t k = size_t(g.rnd(0, count - 1));
@@ -399,17 +400,19 @@ REEF_TEST_CASE(sstable_reader_conforms_to_memtable_reader) {
                 }
                 auto slice = g.rnd(0, 3) == 0 ? clustering_ranges{position_range::full()} : g.make_ranges();
                 bool fwd = g.rnd(0, 1) == 0;
-                auto bypass = g.rnd(0, 3) == 0 ? cache::bypass_cache::yes : cache::bypass_cache::no;
+                auto bypass = g.rnd(0, 3) == 0 ? bypass_cache::yes : bypass_cache::no;
                 auto mode = fwd ? streamed_forwarding::yes : streamed_forwarding::no;
                 auto ctx = "seed " + std::to_string(seed) + " table " + s->table() + " case " + std::to_string(i) +
                            " read " + std::to_string(q) + " (sstable " + std::to_string(k) + ", column index size " +
                            std::to_string(w.column_index_size) + (fwd ? ", forwarding" : "") +
-                           (bypass == cache::bypass_cache::yes ? ", bypass" : "") + (tiny_cache ? ", tiny cache" : "") + ")";
+                           (bypass == bypass_cache::yes ? ", bypass" : "") + (tiny_cache ? ", tiny cache" : "") + ")";
                 BOOST_TEST_CONTEXT(ctx) {
-                    auto h = ssts[k]->handles();
+                    auto h = ssts[k]->read_handles();
                     h.stats = &row_stats;
-                    auto got = make_sstable_reader(s, std::move(h), ranges[0], slice, false, mode, bypass);
-                    auto expected = make_memtable_reader(w.mt, s, ranges[0], slice, false, mode);
+                    auto got = make_sstable_reader(s, std::move(h), reader_permit(),
+                                                   {.range = ranges[0], .slice = slice, .forwarding = mode, .bypass = bypass});
+                    auto expected =
+                        make_memtable_reader(w.mt, s, {.range = ranges[0], .slice = slice, .forwarding = mode});
                     lockstep ls{got, expected, s, ctx, fragment_stream_validator(*s)};
                     std::exception_ptr err;
                     try {
@@ -436,7 +439,7 @@ REEF_TEST_CASE(sstable_reader_conforms_to_memtable_reader) {
                 }
                 ++reads;
                 forwarding += fwd;
-                bypassing += bypass == cache::bypass_cache::yes;
+                bypassing += bypass == bypass_cache::yes;
                 tiny += tiny_cache;
             }
             evictions += tracker.file_stats().page_evictions + tracker.index_stats().evictions;
@@ -547,7 +550,7 @@ REEF_TEST_CASE(sstable_reader_slices_corpus_like_a_filtered_scan) {
             mx_parser p(*cs.stats.header, cs.data_path.string(), c, 0, cs.data.size());
             drive_parser(p, cs.data, [] { return size_t(1) << 30; });
             auto whole = take_fragments(c.buffer());
-            auto sst = co_await open_sstable_for_read(d, tracker, token);
+            auto sst = co_await sstables::open_sstable(d, tracker);
             // Each partition's fragments.
             std::vector<std::pair<size_t, size_t>> partitions;
             for (size_t i = 0; i < whole.size(); ++i) {
@@ -570,7 +573,8 @@ REEF_TEST_CASE(sstable_reader_slices_corpus_like_a_filtered_scan) {
                     auto pr = dht::partition_range::singular(key);
                     auto ctx = cs.data_path.string() + " partition " + key.get_token().to_string() + " read " +
                                std::to_string(q) + (fwd ? " forwarding" : "") + " seed " + std::to_string(seed);
-                    auto got = make_sstable_reader(schema, sst->handles(), pr, slice, false, mode);
+                    auto got = make_sstable_reader(schema, sst->read_handles(), reader_permit(),
+                                                   {.range = pr, .slice = slice, .forwarding = mode});
                     auto expected = make_fragment_vector_reader(schema, part, pr, mode, false, slice);
                     lockstep ls{got, expected, schema, ctx, fragment_stream_validator(*schema)};
                     std::exception_ptr err;
@@ -660,18 +664,19 @@ REEF_TEST_CASE(sstable_reader_slice_reads_only_its_blocks) {
         descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
         written_sstable info;
         {
-            auto r = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+            auto r = make_memtable_reader(mt, s, read_options{});
             info = co_await write_sstable(r, s, d, o);
             co_await r.close();
         }
         auto ctx = "variant " + std::to_string(variant) + ", Data.db " + std::to_string(info.data_length) + " bytes";
         BOOST_TEST_CONTEXT(ctx) {
             cache::cache_tracker tracker(size_t(64) << 20);
-            auto sst = co_await open_sstable_for_read(d, tracker);
+            auto sst = co_await sstables::open_sstable(d, tracker);
             auto pr = dht::partition_range::singular(pkey(7));
             auto read = [&](clustering_ranges slice) -> future<std::pair<uint64_t, std::vector<mutation_fragment>>> {
                 auto before = engine().io().bytes_read;
-                auto fs = co_await read_and_close(make_sstable_reader(s, sst->handles(), pr, std::move(slice)));
+                auto r = make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = std::move(slice)});
+                auto fs = co_await read_and_close(std::move(r));
                 co_return std::pair{engine().io().bytes_read - before, std::move(fs)};
             };
             // 50 rows in the middle: about 3 blocks.
@@ -679,15 +684,15 @@ REEF_TEST_CASE(sstable_reader_slice_reads_only_its_blocks) {
             auto first_read = co_await read(middle);
             auto& first = first_read.second;
             BOOST_REQUIRE_EQUAL(first.size(), 52u);
-            auto misses = sst->index_file->stats().page_misses;
-            auto index_hits = sst->index_cache->stats().hits;
+            auto misses = sst->cached_index().stats().page_misses;
+            auto index_hits = sst->index_cache().stats().hits;
             auto second_read = co_await read(middle);
             auto bytes = second_read.first;
             auto& second = second_read.second;
             BOOST_CHECK_EQUAL(second.size(), 52u);
             // Warm: no Index.db page read again, the parsed page found.
-            BOOST_CHECK_EQUAL(sst->index_file->stats().page_misses, misses);
-            BOOST_CHECK_GT(sst->index_cache->stats().hits, index_hits);
+            BOOST_CHECK_EQUAL(sst->cached_index().stats().page_misses, misses);
+            BOOST_CHECK_GT(sst->index_cache().stats().hits, index_hits);
             // Its blocks (~3 x 4 KiB), the partition header's chunk and the checked sources' read-ahead (two 64 KiB
             // stream buffers where the read starts and two where it jumps to), not the partition.
             BOOST_TEST_MESSAGE("variant " << variant << ": a 50-row slice read " << bytes << " Data.db bytes of "

@@ -7,6 +7,7 @@
 #include "db/memtable.hh"
 #include "db/memtable_reader.hh"
 #include "reader/reader_concurrency_semaphore.hh"
+#include "sstables/sstable.hh"
 #include "sstables/sstable_reader.hh"
 #include "sstables/writer.hh"
 #include "test/lib/mutation_model.hh"
@@ -15,7 +16,6 @@
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
 #include "test/lib/writable_mutation.hh"
-#include "tools/sstable_open.hh"
 
 #include <boost/test/unit_test.hpp>
 
@@ -44,7 +44,7 @@ future<descriptor> write_random_sstable(const tmpdir& dir, schema_ptr s, uint64_
     o.column_index_size = 256;
     o.chunk_length = 4096;
     descriptor d{dir.path(), sstable_version::me, std::to_string(generation), "big"};
-    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+    auto w = make_memtable_reader(mt, s, read_options{});
     co_await write_sstable(w, s, d, o);
     co_await w.close();
     co_return d;
@@ -111,29 +111,29 @@ REEF_TEST_CASE(read_deadlines_end_reads_cleanly) {
     auto s = random_test_wide_schema();
     auto d = co_await write_random_sstable(dir, s, seed, 1);
     cache::cache_tracker tracker(size_t(64) << 20);
-    auto o = co_await tools::open_sstable(d, tracker);
+    auto o = co_await sstables::open_sstable(d, tracker);
     reader_concurrency_semaphore sem(2, 1 << 20, "timeouts");
     std::mt19937_64 rng(seed);
     std::vector<std::string> files = {d.filename(component_type::data), d.filename(component_type::index)};
     size_t timed_out = 0, timed_out_midway = 0, completed = 0;
     for (int round = 0; round < 24; ++round) {
         bool reversed = round % 2;
-        auto bypass = (round / 2) % 2 ? cache::bypass_cache::yes : cache::bypass_cache::no;
+        auto bypass = (round / 2) % 2 ? bypass_cache::yes : bypass_cache::no;
         // -1: no deadline; 0: expired before the first fill; else half-way.
         int expire_after = round < 4 ? -1 : round < 8 ? 0 : int(rng() % 2000);
         auto range = rng() % 3 ? dht::partition_range::full() : dht::partition_range::singular(pkey(int(rng() % 100000)));
         BOOST_TEST_CONTEXT("round " << round << " reversed " << reversed << " bypass " << bool(bypass)
                                     << " expire after " << expire_after) {
-            auto expected_reader = make_sstable_reader(s, o->handles(), range, {position_range::full()}, reversed,
-                                                       streamed_forwarding::no, bypass);
+            auto expected_reader = make_sstable_reader(s, o->read_handles(), reader_permit(),
+                                                       {.range = range, .order = read_order_for(reversed), .bypass = bypass});
             reader_permit unlimited;
             auto expected = co_await read(std::move(expected_reader), unlimited, sem, reversed, -1);
             BOOST_REQUIRE(expected.error.empty());
             {
                 auto permit = co_await sem.obtain_permit("query " + std::to_string(round), 1000,
                                                          read_clock::now() + 1h);
-                auto r = make_sstable_reader(s, o->handles(), range, {position_range::full()}, reversed,
-                                             streamed_forwarding::no, bypass, permit);
+                auto r = make_sstable_reader(s, o->read_handles(), permit,
+                                             {.range = range, .order = read_order_for(reversed), .bypass = bypass});
                 auto got = co_await read(std::move(r), permit, sem, reversed, expire_after);
                 // A deadline passed before the first fill always ends the read. One that passes later may come
                 // after the read's last fill (the rest of the stream already in the reader's buffer): then the
@@ -164,7 +164,7 @@ REEF_TEST_CASE(read_deadlines_end_reads_cleanly) {
                     timed_out_midway += expire_after > 0;
                 }
                 // Closed: nothing in flight, nothing charged but the admission's estimate.
-                BOOST_TEST(o->index_file->reads_in_flight() == 0u);
+                BOOST_TEST(o->cached_index().reads_in_flight() == 0u);
                 BOOST_TEST(sem.consumed_memory() == 1000);
             }
             BOOST_TEST(sem.consumed_memory() == 0);

@@ -10,13 +10,14 @@
 #include "runtime/reactor.hh"
 #include "sstables/components.hh"
 #include "sstables/index_pages.hh"
+#include "sstables/sstable.hh"
 #include "sstables/sstable_reader.hh"
 #include "sstables/statistics.hh"
 #include "sstables/writer.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/mx_test_support.hh"
-#include "test/lib/open_sstable.hh"
 #include "test/lib/random_mutation.hh"
+#include "test/lib/read_and_close.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
@@ -74,13 +75,13 @@ REEF_TEST_CASE(sstable_reader_matches_memtable_reader) {
                 o.column_index_size = g.rnd(0, 1) ? 64 : 64 * 1024;
                 descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
                 {
-                    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    auto w = make_memtable_reader(mt, s, read_options{});
                     co_await write_sstable(w, s, d, o);
                     co_await w.close();
                 }
                 std::vector<dht::decorated_key> keys;
                 {
-                    auto all = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    auto all = make_memtable_reader(mt, s, read_options{});
                     auto fragments = co_await read_and_close(std::move(all));
                     for (auto& f : fragments) {
                         if (auto* ps = std::get_if<partition_start>(&f)) {
@@ -89,7 +90,7 @@ REEF_TEST_CASE(sstable_reader_matches_memtable_reader) {
                     }
                 }
                 cache::cache_tracker tracker(size_t(64) << 20);
-                auto sst = co_await open_sstable_for_read(d, tracker);
+                auto sst = co_await sstables::open_sstable(d, tracker);
                 for (int q = 0; q < 25; ++q) {
                     auto pr = random_partition_range(g, keys);
                     if (g.rnd(0, 5) == 0) {
@@ -97,9 +98,9 @@ REEF_TEST_CASE(sstable_reader_matches_memtable_reader) {
                         pr = dht::partition_range::singular(pkey(g.rnd(100001, 200000)));
                     }
                     auto slice = g.rnd(0, 2) == 0 ? clustering_ranges{position_range::full()} : g.make_ranges();
-                    auto expected_reader = make_memtable_reader(mt, s, pr, slice, false);
+                    auto expected_reader = make_memtable_reader(mt, s, {.range = pr, .slice = slice});
                     auto expected = co_await read_and_close(std::move(expected_reader));
-                    auto got_reader = make_sstable_reader(s, sst->handles(), pr, slice);
+                    auto got_reader = make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = slice});
                     auto got = co_await read_and_close(std::move(got_reader));
                     auto a = canonical_mutations(s, got, false);
                     auto b = canonical_mutations(s, expected, false);
@@ -108,30 +109,30 @@ REEF_TEST_CASE(sstable_reader_matches_memtable_reader) {
                     if (pr.is_singular()) {
                         ++singular;
                         auto& key = pr.start()->position.key()->key();
-                        if (!sst->components.filter.is_present(key.bytes())) {
+                        if (!sst->components().filter.is_present(key.bytes())) {
                             ++filtered;
                             BOOST_CHECK(expected.empty());
                         }
                     }
                 }
                 // I/O of singular reads of present keys, the second one with the index warm.
-                cache::read_caches<index::partition_index_page> caches(*sst->index_file, *sst->index_cache,
-                                                                       cache::bypass_cache::no);
-                index::index_reader ir(sst->summary, caches, make_index_page_parser(d.version, d.filename(component_type::index)));
+                cache::read_caches<index::partition_index_page> caches(sst->cached_index(), sst->index_cache(),
+                                                                       bypass_cache::no);
+                index::index_reader ir(sst->summary(), caches, make_index_page_parser(d.version, d.filename(component_type::index)));
                 uint64_t chunk = o.compression ? o.chunk_length : o.crc_chunk_size;
                 for (int q = 0; q < 5 && !keys.empty(); ++q) {
                     auto pr = dht::partition_range::singular(keys[size_t(g.rnd(0, int(keys.size()) - 1))]);
                     auto dr = co_await ir.range(pr);
                     BOOST_REQUIRE_LT(dr.start, dr.end);
                     clustering_ranges everything{position_range::full()};
-                    auto first_reader = make_sstable_reader(s, sst->handles(), pr, everything);
+                    auto first_reader = make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = everything});
                     auto first = co_await read_and_close(std::move(first_reader));
                     auto bytes = engine().io().bytes_read;
-                    auto misses = sst->index_file->stats().page_misses;
-                    auto second_reader = make_sstable_reader(s, sst->handles(), pr, everything);
+                    auto misses = sst->cached_index().stats().page_misses;
+                    auto second_reader = make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = everything});
                     auto second = co_await read_and_close(std::move(second_reader));
                     auto data_bytes = engine().io().bytes_read - bytes;
-                    BOOST_CHECK_EQUAL(sst->index_file->stats().page_misses, misses);
+                    BOOST_CHECK_EQUAL(sst->cached_index().stats().page_misses, misses);
                     // The partition's bytes, rounded out to a chunk when compressed (stored chunks are at most as
                     // long plus a little) and to 4 KiB pages on each side; uncompressed reads skip CRC.db
                     // (integrity_check::no) and read no more than the partition's pages.
@@ -175,7 +176,7 @@ REEF_TEST_CASE(sstable_reader_reads_every_corpus_key) {
                 drive_parser(p, cs.data, [] { return size_t(1) << 30; });
                 auto whole = take_fragments(c.buffer());
                 auto all = mutations_from_fragments(schema, whole);
-                auto sst = co_await open_sstable_for_read(descriptor::from_path(cs.data_path.string()), tracker, token);
+                auto sst = co_await sstables::open_sstable(descriptor::from_path(cs.data_path.string()), tracker);
                 clustering_ranges everything{position_range::full()};
 #ifdef REEF_DEBUG
                 // Debug (ASan) builds read an even sample of about 40 keys of each sstable up to 300 kB; dev reads every key.
@@ -186,7 +187,7 @@ REEF_TEST_CASE(sstable_reader_reads_every_corpus_key) {
                 for (size_t k = 0; k < all.size(); k += stride) {
                     auto& m = all[k];
                     auto pr = dht::partition_range::singular(m.decorated_key());
-                    auto r = make_sstable_reader(schema, sst->handles(), pr, everything);
+                    auto r = make_sstable_reader(schema, sst->read_handles(), reader_permit(), {.range = pr, .slice = everything});
                     auto got = co_await read_and_close(std::move(r));
                     auto ms = mutations_from_fragments(schema, got);
                     BOOST_REQUIRE_EQUAL(ms.size(), 1u);
@@ -251,21 +252,23 @@ REEF_TEST_CASE(sstable_reader_one_row_reads_little_of_uncompressed_data) {
     o.column_index_size = 1024;
     descriptor d{dir.path(), sstable_version::me, "1", "big"};
     {
-        auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+        auto w = make_memtable_reader(mt, s, read_options{});
         co_await write_sstable(w, s, d, o);
         co_await w.close();
     }
     cache::cache_tracker tracker(size_t(64) << 20);
-    auto sst = co_await open_sstable_for_read(d, tracker);
-    BOOST_REQUIRE(sst->components.crc);
-    BOOST_REQUIRE_GT(sst->components.data_length(), 256u * 1024);
+    auto sst = co_await sstables::open_sstable(d, tracker);
+    BOOST_REQUIRE(sst->components().crc);
+    BOOST_REQUIRE_GT(sst->components().data_length(), 256u * 1024);
     auto pr = dht::partition_range::singular(pkey(1));
     for (int q = 0; q < 10; ++q) {
         auto slice = one_row(uint32_t(rng() % rows));
-        auto expected = co_await read_and_close(make_memtable_reader(mt, s, pr, slice, false));
-        auto before = sst->data.io_counters().bytes;
-        auto got = co_await read_and_close(make_sstable_reader(s, sst->handles(), pr, slice));
-        auto bytes = sst->data.io_counters().bytes - before;
+        auto expected_reader = make_memtable_reader(mt, s, {.range = pr, .slice = slice});
+        auto expected = co_await read_and_close(std::move(expected_reader));
+        auto before = sst->data_file().io_counters().bytes;
+        auto got_reader = make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = slice});
+        auto got = co_await read_and_close(std::move(got_reader));
+        auto bytes = sst->data_file().io_counters().bytes - before;
         BOOST_REQUIRE(canonical_mutations(s, got, false) == canonical_mutations(s, expected, false));
         BOOST_REQUIRE_EQUAL(std::count_if(got.begin(), got.end(),
                                           [](auto& f) { return std::holds_alternative<clustering_row>(f); }),

@@ -6,10 +6,11 @@
 #include "reader/mutation_fragment_filter.hh"
 #include "runtime/file.hh"
 #include "sstables/index_entry.hh"
+#include "sstables/sstable.hh"
 #include "sstables/sstable_reader.hh"
 #include "sstables/writer.hh"
-#include "test/lib/open_sstable.hh"
 #include "test/lib/random_mutation.hh"
+#include "test/lib/read_and_close.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/reversed_stream.hh"
 #include "test/lib/simple_keys.hh"
@@ -51,26 +52,26 @@ std::vector<mutation_fragment> int_partition(int rows, const std::vector<std::pa
     return fs;
 }
 
-future<std::unique_ptr<open_sstable>> write_int_sstable(const schema_ptr& s, std::vector<mutation_fragment> fs,
-                                                        const tmpdir& dir, int generation, writer_options wo,
-                                                        cache::cache_tracker& tracker) {
+future<sstables::shared_sstable> write_int_sstable(const schema_ptr& s, std::vector<mutation_fragment> fs,
+                                                   const tmpdir& dir, int generation, writer_options wo,
+                                                   cache::cache_tracker& tracker) {
     descriptor d{dir.path(), sstable_version::me, std::to_string(generation), "big"};
     {
         auto w = make_fragment_vector_reader(s, std::move(fs));
         co_await write_sstable(w, s, d, wo);
         co_await w.close();
     }
-    co_return co_await open_sstable_for_read(d, tracker);
+    co_return co_await sstables::open_sstable(d, tracker);
 }
 
 // The promoted index blocks of the sstable's only partition, as Index.db stores them.
-future<std::vector<promoted_index_block>> blocks_of(const open_sstable& sst) {
-    auto path = sst.d.filename(component_type::index);
+future<std::vector<promoted_index_block>> blocks_of(const sstables::sstable& sst) {
+    auto path = sst.desc().filename(component_type::index);
     auto bytes = co_await read_entire_file(path);
-    auto entries = parse_index_entries(bytes, sst.d.version, path);
+    auto entries = parse_index_entries(bytes, sst.desc().version, path);
     BOOST_REQUIRE_EQUAL(entries.size(), 1u);
     BOOST_REQUIRE(entries[0].promoted);
-    co_return entries[0].promoted->all_blocks(sst.header->clustering_types, sst.d.version, path);
+    co_return entries[0].promoted->all_blocks(sst.header()->clustering_types, sst.desc().version, path);
 }
 
 // Rows [first, last) as a forward clustering range.
@@ -118,7 +119,7 @@ REEF_TEST_CASE(reversed_read_of_two_far_ranges_reads_only_their_blocks) {
         wo.column_index_size = 4096;
         auto sst = co_await write_int_sstable(s, int_partition(rows, {}), dir, variant + 1, wo, tracker);
         auto blocks = co_await blocks_of(*sst);
-        uint64_t partition_bytes = sst->components.data_length();
+        uint64_t partition_bytes = sst->components().data_length();
         BOOST_REQUIRE_GT(blocks.size(), 100u);
 
         clustering_ranges forward{rows_range(10, 20), rows_range(rows - 100, rows - 90)};
@@ -139,14 +140,16 @@ REEF_TEST_CASE(reversed_read_of_two_far_ranges_reads_only_their_blocks) {
 
         auto pr = dht::partition_range::singular(pkey(7));
         sstable_reader_stats stats;
-        auto h = sst->handles();
+        auto h = sst->read_handles();
         h.stats = &stats;
         // The first read brings the index page in; the second reads Data.db only.
-        auto first = co_await read_and_close(make_sstable_reader(s, h, pr, slice, true), true);
+        auto first_reader = make_sstable_reader(s, h, reader_permit(), {.range = pr, .slice = slice, .order = read_order::reversed});
+        auto first = co_await read_and_close(std::move(first_reader), true);
         stats = {};
-        auto io_before = sst->data.io_counters();
-        auto got = co_await read_and_close(make_sstable_reader(s, h, pr, slice, true), true);
-        auto io_after = sst->data.io_counters();
+        auto io_before = sst->data_file().io_counters();
+        auto got_reader = make_sstable_reader(s, h, reader_permit(), {.range = pr, .slice = slice, .order = read_order::reversed});
+        auto got = co_await read_and_close(std::move(got_reader), true);
+        auto io_after = sst->data_file().io_counters();
         uint64_t bytes = io_after.bytes - io_before.bytes;
         uint64_t reads = io_after.reads - io_before.reads;
 
@@ -224,9 +227,10 @@ REEF_TEST_CASE(reversed_jumps_into_range_tombstones) {
         BOOST_REQUIRE_GT(open_ends, 5u);  // blocks that end inside a tombstone: where jumps land
         auto pr = dht::partition_range::singular(pkey(7));
         clustering_ranges everything{position_range::full()};
-        auto forward = co_await read_and_close(make_sstable_reader(s, sst->handles(), pr, everything), false);
+        auto forward_reader = make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = everything});
+        auto forward = co_await read_and_close(std::move(forward_reader), false);
         auto reversed = reverse_partition(forward);
-        auto h = sst->handles();
+        auto h = sst->read_handles();
         h.stats = &stats;
         std::vector<clustering_ranges> fixed{
             {rows_range(150, 160), rows_range(1850, 1860), rows_range(2400, 2410)},
@@ -255,7 +259,8 @@ REEF_TEST_CASE(reversed_jumps_into_range_tombstones) {
                 }
             }
             auto rs = reverse_ranges(slice);
-            auto got = co_await read_and_close(make_sstable_reader(s, h, pr, rs, true), true);
+            auto got_reader = make_sstable_reader(s, h, reader_permit(), {.range = pr, .slice = rs, .order = read_order::reversed});
+            auto got = co_await read_and_close(std::move(got_reader), true);
             auto want = filtered(*s, reversed, rs, true);
             BOOST_REQUIRE_MESSAGE(same(got, want), "variant " << variant << " slice " << q << "\n"
                                                               << describe(got) << "!=\n" << describe(want));

@@ -16,13 +16,15 @@
 #include "sstables/index_entry.hh"
 #include "sstables/mx_reader.hh"
 #include "sstables/partition_reversing_data_source.hh"
+#include "sstables/reversed_sstable_reader.hh"
 #include "sstables/sstable_reader.hh"
 #include "sstables/statistics.hh"
 #include "sstables/writer.hh"
 #include "test/lib/combined_model.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/mx_test_support.hh"
-#include "test/lib/open_sstable.hh"
+#include "sstables/sstable.hh"
+#include "test/lib/read_and_close.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reversed_stream.hh"
 #include "test/lib/reef_test.hh"
@@ -69,9 +71,7 @@ future<written_sstable> load_written(descriptor d) {
     written_sstable w;
     w.d = d;
     w.components = co_await load_components(d);
-    auto stats_path = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_entire_file(stats_path);
-    auto stats = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_path);
+    auto stats = co_await load_statistics(d);
     w.header = std::make_shared<const serialization_header>(*stats.header);
     auto index_path = d.filename(component_type::index);
     auto index_bytes = co_await read_entire_file(index_path);
@@ -258,7 +258,7 @@ REEF_TEST_CASE(partition_reversing_data_source_reverses_every_partition) {
                 }
                 descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
                 {
-                    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    auto w = make_memtable_reader(mt, s, read_options{});
                     co_await write_sstable(w, s, d, wo);
                     co_await w.close();
                 }
@@ -339,7 +339,7 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
                 wo.min_index_interval = g.rnd(1, 8);
                 descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
                 {
-                    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    auto w = make_memtable_reader(mt, s, read_options{});
                     co_await write_sstable(w, s, d, wo);
                     co_await w.close();
                 }
@@ -348,12 +348,12 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
                     keys.push_back(k);
                 }
                 cache::cache_tracker tracker(size_t(64) << 20);
-                auto sst = co_await open_sstable_for_read(d, tracker);
-                auto handles = sst->handles();
+                auto sst = co_await sstables::open_sstable(d, tracker);
+                auto handles = sst->read_handles();
                 handles.stats = &stats;  // counts the reversed reads' jumps between ranges
                 clustering_ranges everything{position_range::full()};
-                auto forward = partitions_of(co_await read_and_close(
-                    make_sstable_reader(s, sst->handles(), dht::partition_range::full(), everything), false));
+                auto forward_reader = make_sstable_reader(s, sst->read_handles(), reader_permit(), {.slice = everything});
+                auto forward = partitions_of(co_await read_and_close(std::move(forward_reader), false));
                 std::vector<mutation_fragment> all_reversed;
                 for (auto& p : forward) {
                     auto r = reverse_partition(p);
@@ -365,8 +365,11 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
                         pr = dht::partition_range::singular(pkey(g.rnd(100001, 200000)));  // most likely absent
                     }
                     auto slice = reverse_ranges(g.rnd(0, 2) == 0 ? clustering_ranges{position_range::full()} : g.make_ranges());
-                    auto model = co_await read_and_close(make_memtable_reader(mt, s, pr, slice, true), true);
-                    auto got = co_await read_and_close(make_sstable_reader(s, handles, pr, slice, true), true);
+                    auto model_reader = make_memtable_reader(mt, s, {.range = pr, .slice = slice, .order = read_order::reversed});
+                    auto model = co_await read_and_close(std::move(model_reader), true);
+                    auto got_reader =
+                        make_sstable_reader(s, handles, reader_permit(), {.range = pr, .slice = slice, .order = read_order::reversed});
+                    auto got = co_await read_and_close(std::move(got_reader), true);
                     // Fragment for fragment: the sstable's own forward stream reversed, through the slice.
                     std::vector<mutation_fragment> expected;
                     for (auto& p : forward) {
@@ -387,7 +390,11 @@ REEF_TEST_CASE(reversed_sstable_reader_matches_memtable_reader) {
                 for (int q = 0; q < 4; ++q) {
                     auto pr = random_partition_range(g, keys);
                     auto slice = reverse_ranges(g.rnd(0, 2) == 0 ? clustering_ranges{position_range::full()} : g.make_ranges());
-                    auto r = make_sstable_reader(s, handles, pr, slice, true, streamed_forwarding::yes);
+                    auto r = make_sstable_reader(s, handles, reader_permit(),
+                                                 {.range = pr,
+                                                  .slice = slice,
+                                                  .order = read_order::reversed,
+                                                  .forwarding = streamed_forwarding::yes});
                     // The model of forwarding: the in-memory reader over the sstable's stream reversed.
                     auto m = make_fragment_vector_reader(s, all_reversed, pr, streamed_forwarding::yes, true, slice);
                     std::exception_ptr err;
@@ -440,15 +447,15 @@ REEF_TEST_CASE(reversed_sstable_reader_reads_the_corpus) {
                 auto schema = schema_from_header(*cs.stats.header);
                 auto token = token_function_for(cs.stats.validation->partitioner);
                 auto d = descriptor::from_path(cs.data_path.string());
-                auto sst = co_await open_sstable_for_read(d, tracker, token);
-                auto counted = sst->handles();
+                auto sst = co_await sstables::open_sstable(d, tracker);
+                auto counted = sst->read_handles();
                 counted.stats = &stats;
                 clustering_ranges everything{position_range::full()};
-                auto forward = partitions_of(co_await read_and_close(
-                    make_sstable_reader(schema, sst->handles(), dht::partition_range::full(), everything), false));
-                auto reversed = partitions_of(co_await read_and_close(
-                    make_sstable_reader(schema, sst->handles(), dht::partition_range::full(), reverse_ranges(everything), true),
-                    true));
+                auto forward_reader = make_sstable_reader(schema, sst->read_handles(), reader_permit(), {.slice = everything});
+                auto forward = partitions_of(co_await read_and_close(std::move(forward_reader), false));
+                auto reversed_reader = make_sstable_reader(
+                    schema, sst->read_handles(), reader_permit(), {.slice = reverse_ranges(everything), .order = read_order::reversed});
+                auto reversed = partitions_of(co_await read_and_close(std::move(reversed_reader), true));
                 BOOST_REQUIRE_EQUAL(forward.size(), reversed.size());
                 for (size_t k = 0; k < forward.size(); ++k) {
                     auto expected = reverse_partition(forward[k]);
@@ -497,8 +504,10 @@ REEF_TEST_CASE(reversed_sstable_reader_reads_the_corpus) {
                             }
                         }
                         auto rs = reverse_ranges(slice);
-                        auto got = co_await read_and_close(
-                            make_sstable_reader(schema, counted, dht::partition_range::singular(key), rs, true), true);
+                        auto got_reader = make_sstable_reader(
+                            schema, counted, reader_permit(),
+                            {.range = dht::partition_range::singular(key), .slice = rs, .order = read_order::reversed});
+                        auto got = co_await read_and_close(std::move(got_reader), true);
                         auto want = filtered(*schema, expected, rs, true);
                         BOOST_REQUIRE_MESSAGE(same(got, want), "partition " << k << " slice " << to_string(slice[0].start) << " .. "
                                                                          << to_string(slice.back().end) << " (" << slice.size()
@@ -557,8 +566,8 @@ REEF_TEST_CASE(reversed_read_of_a_large_partition_reads_only_its_end) {
             co_await w.close();
         }
         cache::cache_tracker tracker(size_t(64) << 20);
-        auto sst = co_await open_sstable_for_read(d, tracker);
-        uint64_t partition_bytes = sst->components.data_length();
+        auto sst = co_await sstables::open_sstable(d, tracker);
+        uint64_t partition_bytes = sst->components().data_length();
         struct query {
             int first, last;  // rows [first, last]
         };
@@ -567,9 +576,13 @@ REEF_TEST_CASE(reversed_read_of_a_large_partition_reads_only_its_end) {
                                                                      position_in_partition::after_key(ck(q.last))}});
             auto pr = dht::partition_range::singular(key);
             // The first read brings the index page in; the second reads Data.db only.
-            auto first = co_await read_and_close(make_sstable_reader(s, sst->handles(), pr, slice, true), true);
+            auto first_reader =
+                make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = slice, .order = read_order::reversed});
+            auto first = co_await read_and_close(std::move(first_reader), true);
             auto before = engine().io().bytes_read;
-            auto got = co_await read_and_close(make_sstable_reader(s, sst->handles(), pr, slice, true), true);
+            auto got_reader =
+                make_sstable_reader(s, sst->read_handles(), reader_permit(), {.range = pr, .slice = slice, .order = read_order::reversed});
+            auto got = co_await read_and_close(std::move(got_reader), true);
             uint64_t data_bytes = engine().io().bytes_read - before;
             BOOST_REQUIRE_EQUAL(got.size(), 102u);
             for (int i = 0; i < 100; ++i) {
@@ -609,6 +622,19 @@ private:
 // Corrupt partitions (a byte of a partition's uncompressed Data.db changed, past the checksums) read backwards
 // either read or fail with malformed_sstable_exception naming the file: never a crash (ASan in debug), a hang or
 // another error.
+// The reversed reader is the reversed read's only: asked for a forward read it says so, before it touches the sstable.
+REEF_TEST_CASE(reversed_sstable_reader_refuses_a_forward_read) {
+    auto s = random_test_schemas().front();
+    std::string error;
+    try {
+        auto r = make_reversed_sstable_reader(s, sstable_read_handles{}, reader_permit(), read_options{});
+    } catch (const std::invalid_argument& e) {
+        error = e.what();
+    }
+    BOOST_REQUIRE_MESSAGE(error.find("read_order::forward") != std::string::npos, "error: " << error);
+    co_return;
+}
+
 REEF_TEST_CASE(partition_reversing_data_source_refuses_corrupt_partitions) {
     uint64_t seed = pick_seed();
     BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
@@ -624,7 +650,7 @@ REEF_TEST_CASE(partition_reversing_data_source_refuses_corrupt_partitions) {
     wo.column_index_size = 256;
     descriptor d{dir.path(), sstable_version::me, "1", "big"};
     {
-        auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+        auto w = make_memtable_reader(mt, s, read_options{});
         co_await write_sstable(w, s, d, wo);
         co_await w.close();
     }
@@ -715,7 +741,7 @@ REEF_TEST_CASE(reversed_sstable_readers_combined_match_memtable_readers) {
                 }
                 auto slice = c.slice ? *c.slice : clustering_ranges{position_range::full()};
                 std::vector<std::shared_ptr<memtable>> memtables;
-                std::vector<std::unique_ptr<open_sstable>> sstables;
+                std::vector<sstables::shared_sstable> sstables;
                 for (auto& source : c.sources) {
                     auto mt = std::make_shared<memtable>(s);
                     for (auto& m : source) {
@@ -726,19 +752,24 @@ REEF_TEST_CASE(reversed_sstable_readers_combined_match_memtable_readers) {
                     wo.column_index_size = g.rnd(0, 1) ? 64 : 64 * 1024;
                     wo.min_index_interval = g.rnd(1, 4);
                     descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
-                    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    auto w = make_memtable_reader(mt, s, read_options{});
                     co_await write_sstable(w, s, d, wo);
                     co_await w.close();
-                    sstables.push_back(co_await open_sstable_for_read(d, tracker));
+                    sstables.push_back(co_await sstables::open_sstable(d, tracker));
                 }
                 std::vector<combined_reader_source> from_memtables, from_sstables;
+                auto options_for = [&](size_t k) {
+                    return read_options{.range = c.plan.ranges.front(),
+                                        .slice = slice,
+                                        .order = read_order::reversed,
+                                        .forwarding = c.source_forwarding[k]};
+                };
                 for (size_t k = 0; k < c.sources.size(); ++k) {
                     from_memtables.push_back(combined_reader_source{
-                        make_memtable_reader(memtables[k], s, c.plan.ranges.front(), slice, true, c.source_forwarding[k]),
-                        c.max_timestamps[k], c.source_forwarding[k]});
+                        make_memtable_reader(memtables[k], s, options_for(k)), c.max_timestamps[k], c.source_forwarding[k]});
                     from_sstables.push_back(combined_reader_source{
-                        make_sstable_reader(s, sstables[k]->handles(), c.plan.ranges.front(), slice, true, c.source_forwarding[k]),
-                        c.max_timestamps[k], c.source_forwarding[k]});
+                        make_sstable_reader(s, sstables[k]->read_handles(), reader_permit(), options_for(k)), c.max_timestamps[k],
+                        c.source_forwarding[k]});
                 }
                 auto want_reader = make_combined_reader(s, std::move(from_memtables), true, c.forwarding(), &model_stats);
                 auto got_reader = make_combined_reader(s, std::move(from_sstables), true, c.forwarding(), &stats);

@@ -7,11 +7,12 @@
 #include "db/memtable_reader.hh"
 #include "sstables/index_entry.hh"
 #include "sstables/mx_fragments.hh"
+#include "sstables/sstable.hh"
 #include "sstables/sstable_reader.hh"
 #include "sstables/writer.hh"
 #include "test/lib/mutation_model.hh"
-#include "test/lib/open_sstable.hh"
 #include "test/lib/random_mutation.hh"
+#include "test/lib/read_and_close.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
@@ -78,8 +79,8 @@ namespace {
 
 // ks.t (pk int, ck int, v int): partition 1 with `rows` rows ck = 0, 2, 4, ... (v = ck), written uncompressed with
 // 64 KiB promoted index blocks (some 4,000 rows each).
-future<std::unique_ptr<open_sstable>> write_partition(const schema_ptr& s, tmpdir& dir, cache::cache_tracker& tracker,
-                                                      int rows, std::shared_ptr<memtable>& mt) {
+future<sstables::shared_sstable> write_partition(const schema_ptr& s, tmpdir& dir, cache::cache_tracker& tracker,
+                                                 int rows, std::shared_ptr<memtable>& mt) {
     mt = std::make_shared<memtable>(s);
     mutation m(s, pkey(1));
     for (int i = 0; i < rows; ++i) {
@@ -92,24 +93,24 @@ future<std::unique_ptr<open_sstable>> write_partition(const schema_ptr& s, tmpdi
     o.compression.reset();
     o.column_index_size = 64 * 1024;
     descriptor d{dir.path(), sstable_version::me, std::to_string(rows), "big"};
-    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+    auto w = make_memtable_reader(mt, s, read_options{});
     co_await write_sstable(w, s, d, o);
     co_await w.close();
-    co_return co_await open_sstable_for_read(d, tracker);
+    co_return co_await sstables::open_sstable(d, tracker);
 }
 
 // Reads partition 1 through `slice`, or (forwarding) the full slice through one window, counting rows; checks the
 // result against the memtable's.
-future<sstable_reader_stats> read_counted(const schema_ptr& s, open_sstable& sst, const std::shared_ptr<memtable>& mt,
+future<sstable_reader_stats> read_counted(const schema_ptr& s, sstables::sstable& sst, const std::shared_ptr<memtable>& mt,
                                           clustering_ranges slice, bool forwarding) {
     sstable_reader_stats stats;
-    auto h = sst.handles();
+    auto h = sst.read_handles();
     h.stats = &stats;
     auto pr = dht::partition_range::singular(pkey(1));
     std::vector<mutation_fragment> got;
     if (forwarding) {
         // The partition's head, then each range as a window; the stream gives no partition_end.
-        auto r = make_sstable_reader(s, h, pr, {position_range::full()}, false, streamed_forwarding::yes);
+        auto r = make_sstable_reader(s, h, reader_permit(), {.range = pr, .forwarding = streamed_forwarding::yes});
         while (auto f = co_await r()) {
             got.push_back(std::move(*f));
         }
@@ -123,10 +124,10 @@ future<sstable_reader_stats> read_counted(const schema_ptr& s, open_sstable& sst
         BOOST_REQUIRE(!got.empty());
         got.push_back(partition_end{});
     } else {
-        auto r = make_sstable_reader(s, h, pr, slice);
+        auto r = make_sstable_reader(s, h, reader_permit(), {.range = pr, .slice = slice});
         got = co_await read_and_close(std::move(r));
     }
-    auto e = make_memtable_reader(mt, s, pr, slice, false);
+    auto e = make_memtable_reader(mt, s, {.range = pr, .slice = slice});
     auto expected = co_await read_and_close(std::move(e));
     BOOST_REQUIRE(canonical_mutations(s, got, false) == canonical_mutations(s, expected, false));
     co_return stats;

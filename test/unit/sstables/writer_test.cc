@@ -14,6 +14,7 @@
 #include "sstables/mx_fragments.hh"
 #include "sstables/mx_reader.hh"
 #include "sstables/row_serializer.hh"
+#include "sstables/sstable.hh"
 #include "sstables/statistics.hh"
 #include "sstables/writer.hh"
 #include "test/lib/mutation_model.hh"
@@ -58,9 +59,7 @@ future<read_back_result> read_back(descriptor d, schema_ptr s,
                                    std::function<dht::token(bytes_view)> token = {}) {
     read_back_result r;
     r.components = co_await load_components(d);
-    auto stats_path = d.filename(component_type::statistics);
-    auto stats_bytes = co_await read_entire_file(stats_path);
-    r.stats = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), d.version, stats_path);
+    r.stats = co_await load_statistics(d);
     auto index_path = d.filename(component_type::index);
     r.index = parse_index_entries(co_await read_entire_file(index_path), d.version, index_path);
     if (r.components.digest) {
@@ -192,7 +191,7 @@ REEF_TEST_CASE(test_random_mutations_write_and_read_back) {
                     o.stats = c.get();
                 }
                 auto d = desc_in(dir.path(), ++generation);
-                auto reader = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                auto reader = make_memtable_reader(mt, s, read_options{});
                 auto written = co_await write_sstable(reader, s, d, o);
                 co_await reader.close();
                 BOOST_CHECK_EQUAL(written.partitions, model.size());

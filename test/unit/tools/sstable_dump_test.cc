@@ -7,6 +7,7 @@
 #include "test/lib/reef_test.hh"
 #include "test/lib/sstable_corpus.hh"
 #include "test/lib/tmpdir.hh"
+#include "sstables/sstable.hh"
 #include "sstables/statistics.hh"
 #include "tools/sstable_dump_components.hh"
 #include "tools/sstable_dump_statistics.hh"
@@ -140,9 +141,7 @@ REEF_TEST_CASE(test_dump_statistics) {
     size_t dumped = 0;
     for (auto& t : reef::testing::all_test_sstables()) {
         BOOST_TEST_CONTEXT(t.name()) {
-            auto name = t.path(component_type::statistics);
-            auto bytes = reef::testing::read_file(name);
-            auto st = parse_statistics(std::as_bytes(std::span<const char>(bytes)), t.desc.version, name);
+            auto st = co_await load_statistics(t.desc);
             std::vector<descriptor> one{t.desc};
             auto text = co_await tools::dump_statistics_json(one);
             auto& j = only_sstable(text, t.desc);

@@ -25,7 +25,7 @@
 #include "cql/clustering_restrictions.hh"
 #include "tools/dump_data_printer.hh"
 #include "tools/sstable_dump_data.hh"
-#include "tools/sstable_open.hh"
+#include "sstables/sstable.hh"
 #include "tools/sstable_query.hh"
 
 #include <boost/test/unit_test.hpp>
@@ -203,27 +203,27 @@ struct check_counts {
 // to use the serialization header's.
 future<> check_sstable(const descriptor& d, schema_ptr names, std::mt19937_64& rng, check_limits lim,
                        check_counts& counts) {
-    auto o = co_await open_sstable(d);
+    auto o = co_await sstables::open_sstable(d);
     std::exception_ptr err;
     try {
-        auto rs = schema_from_header(*o->header);
+        auto rs = schema_from_header(*o->header());
         const schema& ns = names ? *names : *rs;
-        bool composite = o->header->partition_key_type->is_composite();
+        bool composite = o->header()->partition_key_type->is_composite();
         query_options base;
         base.now = corpus_now;
         base.schema = names;
         // The whole sstable (when small: the sampled partitions below cover the rest).
         auto dump = one_document(co_await dump_data_json(just(d), corpus_now, nullptr));
-        if (o->components.data_length() <= lim.whole_sstable_bytes) {
+        if (o->components().data_length() <= lim.whole_sstable_bytes) {
             auto all = one_document(co_await query_sstables(just(d), base));
             REQUIRE_SAME_TEXT(canonical(all), canonical(dump));
         }
         // Its fragments from the full-scan reader, per partition: the source of the expected slices.
-        auto src = make_data_source(o->data, o->components, 0, o->components.data_length(), integrity_check::no);
-        auto full = co_await read_and_close(make_mx_full_scan_reader(rs, o->header, std::move(src),
+        auto src = make_data_source(o->data_file(), o->components(), 0, o->components().data_length(), integrity_check::no);
+        auto full = co_await read_and_close(make_mx_full_scan_reader(rs, o->header(), std::move(src),
                                                                      d.filename(component_type::data),
-                                                                     o->components.data_length(),
-                                                                     dht::partition_range::full(), o->token));
+                                                                     o->components().data_length(),
+                                                                     dht::partition_range::full(), o->token()));
         std::vector<std::vector<mutation_fragment>> partitions;
         for (auto& f : full) {
             if (std::holds_alternative<partition_start>(f)) {
@@ -280,17 +280,18 @@ future<> check_sstable(const descriptor& d, schema_ptr names, std::mt19937_64& r
                         q.where = where.text;
                         q.reversed = false;
                         auto text = co_await query_sstables(just(d), q);
-                        REQUIRE_SAME_TEXT(text, print_fragments_json(*o->header, sliced, corpus_now));
+                        REQUIRE_SAME_TEXT(text, print_fragments_json(*o->header(), sliced, corpus_now));
                         ++counts.wheres;
                         // Reversed: the read through make_sstable_reader backwards is the same partition, rows
                         // in the opposite order, and the tool prints that stream.
                         std::vector<mutation_fragment> backwards;
                         std::string unsupported;
                         try {
-                            backwards = co_await read_and_close(
-                                make_sstable_reader(rs, o->handles(), dht::partition_range::singular(ps.key),
-                                                    reverse_ranges(ranges), true),
-                                true);
+                            auto r = make_sstable_reader(rs, o->read_handles(), reader_permit(),
+                                                         {.range = dht::partition_range::singular(ps.key),
+                                                          .slice = reverse_ranges(ranges),
+                                                          .order = read_order::reversed});
+                            backwards = co_await read_and_close(std::move(r), true);
                         } catch (const std::invalid_argument& e) {
                             unsupported = e.what();
                         }
@@ -307,7 +308,7 @@ future<> check_sstable(const descriptor& d, schema_ptr names, std::mt19937_64& r
                         std::reverse(back_keys.begin(), back_keys.end());
                         BOOST_REQUIRE(back_keys == sliced_keys);
                         auto back_text = co_await query_sstables(just(d), q);
-                        REQUIRE_SAME_TEXT(back_text, print_fragments_json(*o->header, backwards, corpus_now, true));
+                        REQUIRE_SAME_TEXT(back_text, print_fragments_json(*o->header(), backwards, corpus_now, true));
                         ++counts.reversed_checked;
                     }
                 }
@@ -399,7 +400,7 @@ REEF_TEST_CASE(query_matches_the_model_on_random_sstables) {
             o.column_index_size = g.rnd(0, 1) ? 64 : 64 * 1024;
             descriptor d{dir.path(), sstable_version::me, std::to_string(++generation), "big"};
             {
-                auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                auto w = make_memtable_reader(mt, s, read_options{});
                 co_await write_sstable(w, s, d, o);
                 co_await w.close();
             }

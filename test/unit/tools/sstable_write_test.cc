@@ -5,6 +5,7 @@
 #include "db/memtable.hh"
 #include "db/memtable_reader.hh"
 #include "mutation/counter.hh"
+#include "sstables/sstable.hh"
 #include "sstables/writer.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
@@ -177,9 +178,7 @@ BOOST_DATA_TEST_CASE(test_corpus_dumps_write_back, boost::unit_test::data::make(
             BOOST_TEST_CONTEXT(c.name()) {
                 std::vector<descriptor> one{c.desc};
                 auto dump = co_await tools::dump_data_json(one, dump_now);
-                auto stats_path = c.path(component_type::statistics);
-                auto stats_bytes = read_file(stats_path);
-                auto st = parse_statistics(std::as_bytes(std::span<const char>(stats_bytes)), c.desc.version, stats_path);
+                auto st = co_await load_statistics(c.desc);
                 auto table = c.table ? c.table : schema_from_header(*st.header);
                 tools::write_json_options o;
                 tmpdir first, second;
@@ -221,7 +220,7 @@ REEF_TEST_CASE(test_random_mutations_write_back_from_their_dump) {
                 }
                 std::vector<mutation_fragment> fragments;
                 {
-                    auto reader = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+                    auto reader = make_memtable_reader(mt, s, read_options{});
                     fragments = co_await read_all(reader);
                     co_await reader.close();
                 }

@@ -1,5 +1,5 @@
 // Moving cells between schema versions by column name.
-#include "db/schema_upgrade.hh"
+#include "sstables/schema_upgrade.hh"
 
 #include <stdexcept>
 #include <variant>

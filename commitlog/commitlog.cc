@@ -1,0 +1,256 @@
+// A shard's commitlog: segments, switching, back-pressure, discards, the periodic sync. See commitlog.hh.
+#include "commitlog/commitlog.hh"
+
+#include "commitlog/segment.hh"
+#include "commitlog/segment_format.hh"
+#include "runtime/blocking.hh"
+#include "runtime/file.hh"
+#include "runtime/log.hh"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <stdexcept>
+
+namespace reef::commitlog {
+
+static logger cllog("commitlog");
+
+sync_mode parse_sync_mode(std::string_view s) {
+    if (s == "periodic") {
+        return sync_mode::periodic;
+    }
+    if (s == "batch") {
+        return sync_mode::batch;
+    }
+    throw std::invalid_argument(fmt::format("commitlog_sync: '{}' is neither 'periodic' nor 'batch'", s));
+}
+
+namespace {
+
+// The largest segment id of the shard's files in dir (0 if none).
+uint64_t largest_segment_id(const std::string& dir, unsigned shard) {
+    uint64_t largest = 0;
+    for (auto& e : std::filesystem::directory_iterator(dir)) {
+        if (auto id = parse_segment_file_name(e.path().filename().string()); id && id->shard == shard) {
+            largest = std::max(largest, id->segment_id);
+        }
+    }
+    return largest;
+}
+
+} // namespace
+
+future<std::unique_ptr<commitlog>> commitlog::create(commitlog_config cfg, unsigned shard) {
+    if (cfg.commitlog_directory.empty()) {
+        throw std::invalid_argument("commitlog_directory is not set");
+    }
+    if (cfg.segment_size() < 64 * 1024) {
+        throw std::invalid_argument(fmt::format("commitlog segment size {} bytes: at least 64 KiB", cfg.segment_size()));
+    }
+    if (cfg.segment_size() > (uint64_t(1) << 31)) {
+        throw std::invalid_argument(fmt::format("commitlog_segment_size_in_mb {}: at most 2048", cfg.commitlog_segment_size_in_mb));
+    }
+    if (cfg.commitlog_sync == sync_mode::periodic && cfg.commitlog_sync_period_in_ms == 0) {
+        throw std::invalid_argument("commitlog_sync_period_in_ms must be above 0");
+    }
+    const std::string& dir = cfg.commitlog_directory;
+    uint64_t largest = co_await run_blocking([&dir, shard] {
+        std::filesystem::create_directories(dir);
+        return largest_segment_id(dir, shard);
+    });
+    auto now_us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count());
+    std::unique_ptr<commitlog> log(new commitlog(std::move(cfg), shard, std::max(largest + 1, now_us)));
+    co_return log;
+}
+
+commitlog::commitlog(commitlog_config cfg, unsigned shard, uint64_t first_id)
+    : _cfg(std::move(cfg)), _shard(shard), _next_id(first_id), _segment_size(_cfg.segment_size()) {
+    if (_cfg.commitlog_sync == sync_mode::periodic) {
+        _sync_timer.set_callback([this] {
+            if (!_syncing && !_closed && _gate.try_enter()) {
+                _syncing = true;
+                spawn([this] { return periodic_sync(); });
+            }
+        });
+        _sync_timer.arm_periodic(std::chrono::milliseconds(_cfg.commitlog_sync_period_in_ms));
+    }
+}
+
+commitlog::~commitlog() = default;
+
+future<> commitlog::periodic_sync() {
+    // Entered the gate in the timer's callback.
+    auto seg = _active;
+    if (seg) {
+        try {
+            co_await seg->sync();
+        } catch (const std::exception& e) {
+            cllog.error("periodic sync of {} failed: {}", seg->path(), e.what());
+        }
+    }
+    _syncing = false;
+    _gate.leave();
+}
+
+future<replay_position> commitlog::add(const table_id& table, bytes_view data) {
+    size_t n = entry_size(data.size());
+    if (n > _segment_size / 2) {
+        throw std::invalid_argument(fmt::format("commitlog entry of {} bytes: more than half a segment ({} bytes)", n,
+                                                _segment_size));
+    }
+    if (_closed) {
+        throw std::runtime_error("commitlog::add: the commitlog is closed");
+    }
+    auto holder = _gate.hold();
+    while (true) {
+        if (_closed) {
+            throw std::runtime_error("commitlog::add: the commitlog is closed");
+        }
+        if (_switching) {
+            co_await _switched.wait();
+            continue;
+        }
+        if (_active && _active->fits(n)) {
+            break;
+        }
+        co_await switch_segment();
+    }
+    auto seg = _active;
+    auto pos = seg->append(table, data);
+    co_await seg->wait_acknowledged(pos);
+    co_return pos;
+}
+
+future<> commitlog::switch_segment() {
+    _switching = true;
+    std::exception_ptr ex;
+    try {
+        co_await do_switch_segment();
+    } catch (...) {
+        ex = std::current_exception();
+    }
+    _switching = false;
+    _switched.broadcast();
+    if (ex) {
+        std::rethrow_exception(ex);
+    }
+}
+
+future<> commitlog::do_switch_segment() {
+    if (auto old = std::exchange(_active, nullptr)) {
+        co_await old->close();
+        co_await delete_clean_segments();
+    }
+    // Back-pressure: one more segment must fit in the total space, unless there is nothing to free.
+    uint64_t total = _cfg.total_space();
+    while (!_segments.empty() && (_segments.size() + 1) * _segment_size > total) {
+        if (_closed) {
+            throw std::runtime_error("commitlog closed while waiting for space");
+        }
+        auto oldest = _segments.front();
+        if (oldest->dirty().empty()) {
+            co_await delete_clean_segments();
+            continue;
+        }
+        ++_stats.space_waits;
+        if (_last_flush_request != oldest->id()) {
+            _last_flush_request = oldest->id();
+            std::vector<table_id> tables;
+            for (auto& [t, off] : oldest->dirty()) {
+                tables.push_back(t);
+            }
+            cllog.debug("over {} bytes in {} segments: asking to flush {} tables pinning {}", total, _segments.size(),
+                        tables.size(), oldest->path());
+            ++_stats.flush_requests;
+            if (_cfg.request_flush) {
+                _cfg.request_flush(std::move(tables), oldest->last_position());
+            }
+        }
+        co_await _space_freed.wait();
+    }
+    if (_closed) {
+        throw std::runtime_error("commitlog closed while switching segments");
+    }
+    uint64_t id = _next_id++;
+    auto path = _cfg.commitlog_directory + "/" + segment_file_name(_shard, id);
+    auto seg = co_await segment::create(std::move(path), _shard, id, _segment_size, _cfg.commitlog_sync, _stats);
+    _segments.push_back(seg);
+    _active = std::move(seg);
+}
+
+future<> commitlog::discard_completed_segments(const table_id& table, replay_position up_to) {
+    for (auto& s : _segments) {
+        s->mark_clean(table, up_to);
+    }
+    co_await delete_clean_segments();
+}
+
+future<> commitlog::delete_clean_segments() {
+    std::vector<std::shared_ptr<segment>> gone;
+    for (auto it = _segments.begin(); it != _segments.end();) {
+        auto& s = *it;
+        if (s != _active && s->closed() && s->dirty().empty()) {
+            gone.push_back(s);
+            it = _segments.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto& s : gone) {
+        co_await remove_file(s->path());
+        ++_stats.segments_deleted;
+        cllog.debug("deleted {}", s->path());
+    }
+    if (!gone.empty()) {
+        _space_freed.broadcast();
+    }
+}
+
+future<> commitlog::close() {
+    if (_closed) {
+        co_return;
+    }
+    _closed = true;
+    _sync_timer.cancel();
+    _space_freed.broadcast();
+    _switched.broadcast();
+    co_await _switched.wait([this] { return !_switching; });
+    std::exception_ptr ex;
+    if (auto seg = std::exchange(_active, nullptr)) {
+        try {
+            co_await seg->close();
+        } catch (...) {
+            ex = std::current_exception();
+        }
+    }
+    co_await _gate.close();
+    if (ex) {
+        std::rethrow_exception(ex);
+    }
+}
+
+std::vector<std::string> commitlog::segment_paths() const {
+    std::vector<std::string> out;
+    for (auto& s : _segments) {
+        out.push_back(s->path());
+    }
+    return out;
+}
+
+std::vector<std::vector<table_id>> commitlog::dirty_tables() const {
+    std::vector<std::vector<table_id>> out;
+    for (auto& s : _segments) {
+        auto& v = out.emplace_back();
+        for (auto& [t, off] : s->dirty()) {
+            v.push_back(t);
+        }
+    }
+    return out;
+}
+
+} // namespace reef::commitlog

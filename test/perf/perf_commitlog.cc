@@ -1,0 +1,179 @@
+// reef perf-commitlog: the commitlog's write speed (issue 15). Batch mode: entries/s with 1, 16 and 128 writers in
+// flight, each waiting for its add (written and fdatasync'ed, group commit), against the disk's limit for that: a
+// plain loop of one write(2) + fdatasync per entry in the same directory. Periodic mode: MB/s of entry data with
+// many writers, against plain sequential write(2)s of 1 MiB and one fdatasync. Side by side in one run.
+#include "test/perf/perf.hh"
+#include "test/perf/perf_util.hh"
+
+#include "commitlog/commitlog.hh"
+#include "runtime/app.hh"
+#include "runtime/app_options.hh"
+#include "runtime/when_all.hh"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/core.h>
+#include <random>
+#include <string>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
+
+namespace reef::perf {
+
+namespace {
+
+using namespace reef::commitlog;
+
+void check(bool ok, const std::string& what) {
+    if (!ok) {
+        throw std::system_error(errno, std::system_category(), what);
+    }
+}
+
+// Entries per second of a loop of write(2) of `size` bytes + fdatasync for `seconds` in dir.
+double plain_sync_loop(const std::string& dir, size_t size, double seconds) {
+    auto path = dir + "/plain-sync";
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    check(fd >= 0, "open " + path);
+    std::string buf(size, 'x');
+    uint64_t n = 0;
+    auto start = clock_type::now();
+    while (seconds_since(start) < seconds) {
+        check(::write(fd, buf.data(), buf.size()) == ssize_t(buf.size()), "write " + path);
+        check(::fdatasync(fd) == 0, "fdatasync " + path);
+        ++n;
+    }
+    double s = seconds_since(start);
+    ::close(fd);
+    std::filesystem::remove(path);
+    return double(n) / s;
+}
+
+// MB/s of sequential write(2)s of 1 MiB, `bytes` in all, then fdatasync.
+double plain_sequential(const std::string& dir, uint64_t bytes) {
+    auto path = dir + "/plain-seq";
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    check(fd >= 0, "open " + path);
+    std::string buf(1 << 20, 'y');
+    auto start = clock_type::now();
+    for (uint64_t left = bytes; left > 0;) {
+        auto n = ::write(fd, buf.data(), std::min<uint64_t>(left, buf.size()));
+        check(n > 0, "write " + path);
+        left -= uint64_t(n);
+    }
+    check(::fdatasync(fd) == 0, "fdatasync " + path);
+    double s = seconds_since(start);
+    ::close(fd);
+    std::filesystem::remove(path);
+    return double(bytes) / 1e6 / s;
+}
+
+struct result {
+    double entries_per_s;
+    double mb_per_s;
+    commitlog_stats stats;
+};
+
+// `writers` coroutines adding `size`-byte entries for `seconds`; the log's segments are deleted as they fill
+// (the table discarded up to the last position every 1024 entries), as flushes would.
+future<result> run_log(const std::string& dir, sync_mode mode, int writers, size_t size, double seconds) {
+    std::filesystem::remove_all(dir);
+    commitlog_config cfg;
+    cfg.commitlog_directory = dir;
+    cfg.commitlog_sync = mode;
+    auto log = co_await commitlog::commitlog::create(cfg, 0);
+    table_id t{};
+    t[0] = 1;
+    bytes data(size);
+    std::mt19937_64 rng(1);
+    for (auto& b : data) {
+        b = uint8_t(rng());
+    }
+    uint64_t entries = 0;
+    replay_position last;
+    auto start = clock_type::now();
+    auto writer = [&]() -> future<> {
+        while (seconds_since(start) < seconds) {
+            auto pos = co_await log->add(t, data);
+            last = std::max(last, pos);
+            if (++entries % 1024 == 0) {
+                co_await log->discard_completed_segments(t, last);  // as flushes would: full segments go
+            }
+        }
+    };
+    std::vector<future<>> fs;
+    for (int i = 0; i < writers; ++i) {
+        fs.push_back(writer());
+    }
+    co_await when_all(std::move(fs));
+    co_await log->close();  // timed: periodic mode's last fdatasync, as the baseline's
+    double s = seconds_since(start);
+    co_await log->discard_completed_segments(t, last);
+    std::filesystem::remove_all(dir);
+    co_return result{double(entries) / s, double(entries * size) / 1e6 / s, log->stats()};
+}
+
+} // namespace
+
+int perf_commitlog_main(int argc, char** argv) {
+    program_options::options opts("reef perf-commitlog",
+                                  "Commitlog write speed: batch mode entries/s with 1, 16 and 128 writers against a "
+                                  "plain write + fdatasync loop, periodic mode MB/s against sequential writes.");
+    runtime_options rt;
+    rt.add(opts);
+    uint64_t entry_size = 0, periodic_entry_size = 0, ms = 0, periodic_writers = 0;
+    std::string data_dir;
+    opts.add("entry-size", "bytes of each batch-mode entry's data", &entry_size, uint64_t(256), uint64_t(1));
+    opts.add("periodic-entry-size", "bytes of each periodic-mode entry's data", &periodic_entry_size, uint64_t(4096),
+             uint64_t(1));
+    opts.add("periodic-writers", "writers in flight in periodic mode", &periodic_writers, uint64_t(64), uint64_t(1));
+    opts.add("duration-ms", "milliseconds per measurement", &ms, uint64_t(3000), uint64_t(1));
+    opts.add("data-directory", "where the segments go (a real disk: the figures include its fdatasyncs)", &data_dir,
+             "/var/tmp/reef-perf");
+    int exit_status = 0;
+    auto parsed = parse_command_line("reef perf-commitlog", opts, rt, argc, argv, exit_status);
+    if (!parsed) {
+        return exit_status;
+    }
+    runtime_config cfg = *parsed;
+    cfg.smp = 1;
+    auto dir = fmt::format("{}/perf-commitlog-{}", data_dir, ::getpid());
+    std::filesystem::create_directories(dir);
+    double seconds = double(ms) / 1000;
+    fmt::print("reef perf-commitlog: segments in {}, {:.1f} s per measurement\n\n", dir, seconds);
+    int rc = run(cfg, [&]() -> future<int> {
+        double plain = plain_sync_loop(dir, entry_size, seconds);
+        fmt::print("batch mode, {}-byte entries (acknowledged after fdatasync)\n", entry_size);
+        fmt::print("{:<28} {:>12} {:>10} {:>10} {:>10} {:>12} {:>14}\n", "", "entries/s", "entries", "syncs", "writes",
+                   "vs 1 writer", "vs plain loop");
+        fmt::print("{:<28} {:>12.0f} {:>10} {:>10} {:>10} {:>12} {:>14}\n", "plain write+fdatasync loop", plain, "", "",
+                   "", "", "1.00");
+        double one = 0;
+        for (int writers : {1, 16, 128}) {
+            auto r = co_await run_log(dir + "/log", sync_mode::batch, writers, entry_size, seconds);
+            if (writers == 1) {
+                one = r.entries_per_s;
+            }
+            fmt::print("{:<28} {:>12.0f} {:>10} {:>10} {:>10} {:>12.2f} {:>14.2f}\n",
+                       fmt::format("commitlog, {} writers", writers), r.entries_per_s, r.stats.entries, r.stats.syncs,
+                       r.stats.writes, r.entries_per_s / one, r.entries_per_s / plain);
+            std::fflush(stdout);
+        }
+        auto r = co_await run_log(dir + "/log", sync_mode::periodic, int(periodic_writers), periodic_entry_size, seconds);
+        uint64_t bytes = uint64_t(r.mb_per_s * 1e6 * seconds);
+        double seq = plain_sequential(dir, std::max<uint64_t>(bytes, 64 << 20));
+        fmt::print("\nperiodic mode, {}-byte entries, {} writers (acknowledged after write)\n", periodic_entry_size,
+                   periodic_writers);
+        fmt::print("{:<28} {:>12} {:>10} {:>10} {:>12}\n", "", "MB/s", "entries/s", "writes", "vs plain");
+        fmt::print("{:<28} {:>12.1f} {:>10} {:>10} {:>12}\n", "plain sequential write", seq, "", "", "1.00");
+        fmt::print("{:<28} {:>12.1f} {:>10.0f} {:>10} {:>12.2f}\n", "commitlog", r.mb_per_s, r.entries_per_s,
+                   r.stats.writes, r.mb_per_s / seq);
+        co_return 0;
+    });
+    std::filesystem::remove_all(dir);
+    return rc;
+}
+
+} // namespace reef::perf

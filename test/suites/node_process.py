@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""The node as a process: `reef --workdir DIR --smp 2` with a configuration file of free ports starts and logs
+"ready"; a second node on the same directory is refused naming the directory and the first node's pid; SIGTERM
+drains and exits 0; with a slow drain step (the hidden --test-drain-delay-ms) a second SIGINT exits at once with
+128 + SIGINT; a bad value in the file stops start-up naming the key, file and line. Also `reef --version`.
+Run by test.py with REEF_BUILD_DIR (build/<mode>); every node started is stopped by its pid in a finally."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(os.path.dirname(__file__), '..', '..', 'build', 'dev'))
+REEF = os.path.abspath(os.path.join(BUILD, 'reef'))
+# Debug builds (ASan, -O0) start slowly on a loaded machine.
+START_TIMEOUT = 60
+STOP_TIMEOUT = 30
+
+
+def free_ports(n):
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(('127.0.0.1', 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+class node:
+    def __init__(self, cwd, args, name):
+        self.log_path = os.path.join(cwd, name + '.log')
+        self.log = open(self.log_path, 'w')
+        self.proc = subprocess.Popen([REEF] + args, cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+
+    def text(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def wait_for(self, needle, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if needle in self.text():
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError(f'node exited with {self.proc.returncode} before logging {needle!r}:\n'
+                                     + self.text())
+            time.sleep(0.05)
+        raise AssertionError(f'no {needle!r} within {timeout} s:\n' + self.text())
+
+    def wait_exit(self, timeout):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f'node still running {timeout} s later:\n' + self.text())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.log.close()
+
+
+def main():
+    out = subprocess.run([REEF, '--version'], capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0 and out.stdout.startswith('reef ') and '(commit ' in out.stdout,
+          f'reef --version: {out.returncode} {out.stdout!r} {out.stderr!r}')
+    print(out.stdout.strip())
+    out = subprocess.run([REEF, 'server', '--help'], capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0 and '--options-file' in out.stdout and '--native-transport-port' in out.stdout,
+          f'reef server --help: {out.returncode} {out.stdout!r} {out.stderr!r}')
+    out = subprocess.run([REEF, 'help'], capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0 and 'server ' in out.stdout and 'sstable ' in out.stdout,
+          f'reef help: {out.returncode} {out.stdout!r} {out.stderr!r}')
+    nodes = []
+    with tempfile.TemporaryDirectory(prefix='reef-node-', dir='/var/tmp') as tmp:
+        try:
+            ports = free_ports(5)
+            cfg = os.path.join(tmp, 'node.yaml')
+            with open(cfg, 'w') as f:
+                f.write(f'cluster_name: node_process\nnative_transport_port: {ports[0]}\n'
+                        f'native_shard_aware_transport_port: {ports[1]}\napi_port: {ports[2]}\n'
+                        f'prometheus_port: {ports[3]}\n')
+            work = os.path.join(tmp, 'work')
+            args = ['--options-file', cfg, '--workdir', work, '--smp', '2', '--no-pin-threads']
+
+            first = node(tmp, args + ['--memory', '512M'], 'first')
+            nodes.append(first)
+            first.wait_for('ready:', START_TIMEOUT)
+            text = first.text()
+            for step in ('config: read ' + cfg, 'directories locked: ', 'runtime: 2 shards',
+                         'memory: 256 MiB per shard, cache budget 128 MiB per shard'):
+                check(step in text, f'start-up step {step!r} not logged:\n{text}')
+
+            second = node(tmp, args, 'second')
+            nodes.append(second)
+            rc = second.wait_exit(START_TIMEOUT)
+            text = second.text()
+            check(rc == 1, f'second node on the same directory exited with {rc}:\n{text}')
+            check(f'directory {work}/data is in use by another reef process (held by pid {first.proc.pid})' in text,
+                  f'the refusal does not name the directory and pid {first.proc.pid}:\n{text}')
+
+            start = time.monotonic()
+            first.proc.send_signal(signal.SIGTERM)
+            rc = first.wait_exit(STOP_TIMEOUT)
+            text = first.text()
+            check(rc == 0, f'SIGTERM: exit code {rc}:\n{text}')
+            check('received SIGTERM: draining' in text and 'drain finished' in text, f'no drain logged:\n{text}')
+            print(f'SIGTERM to exit: {time.monotonic() - start:.2f} s')
+
+            # The lock went with the first node: a new one starts on the same directory.
+            slow = node(tmp, args + ['--test-drain-delay-ms', '600000'], 'slow')
+            nodes.append(slow)
+            slow.wait_for('ready:', START_TIMEOUT)
+            slow.proc.send_signal(signal.SIGINT)
+            slow.wait_for('draining: test delay', STOP_TIMEOUT)
+            start = time.monotonic()
+            slow.proc.send_signal(signal.SIGINT)
+            rc = slow.wait_exit(10)
+            text = slow.text()
+            check(rc == 128 + signal.SIGINT, f'second SIGINT: exit code {rc}:\n{text}')
+            check('received SIGINT again while draining' in text, f'second signal not logged:\n{text}')
+            print(f'second SIGINT to exit: {time.monotonic() - start:.2f} s')
+
+            bad_cfg = os.path.join(tmp, 'bad.yaml')
+            with open(bad_cfg, 'w') as f:
+                f.write(f'cluster_name: node_process\n\napi_port: 70000\n')
+            bad = node(tmp, ['--options-file', bad_cfg, '--workdir', work, '--smp', '1'], 'bad')
+            nodes.append(bad)
+            rc = bad.wait_exit(START_TIMEOUT)
+            text = bad.text()
+            check(rc == 1 and f'{bad_cfg}:3: api_port: expected an integer in [1, 65535]' in text,
+                  f'a bad value: exit code {rc}:\n{text}')
+        finally:
+            for n in nodes:
+                n.stop()
+    print('node_process: all checks passed')
+
+
+if __name__ == '__main__':
+    try:
+        main()
+    except AssertionError as e:
+        print(f'FAILED: {e}', file=sys.stderr)
+        sys.exit(1)

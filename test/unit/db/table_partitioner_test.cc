@@ -43,8 +43,9 @@ void copy_sstable(const fs::path& data_path, const fs::path& dir) {
 }
 
 future<std::vector<mutation>> read_table(table& t, const dht::partition_range& pr) {
-    clustering_ranges everything{position_range::full()};  // named: coroutine rule 7
-    auto got = co_await read_and_close(t.make_reader(pr, everything));
+    // Named, not built inside the co_await: coroutine rule 2.
+    auto reader = t.make_reader(reader_permit(), {.range = pr});
+    auto got = co_await read_and_close(std::move(reader));
     co_return canonical_mutations(t.schema(), got, false);
 }
 

@@ -39,14 +39,6 @@ int64_t add_timestamp(uint64_t delta, int64_t min) { return int64_t(delta + uint
 int32_t add_int(uint64_t delta, int64_t min) { return int32_t(uint32_t(delta) + uint32_t(min)); }
 int64_t add_deletion_time(uint64_t delta, int64_t min) { return int64_t(int32_t(uint32_t(delta))) + min; }
 
-// A tombstone's deletion time: seconds up to 2106 (an unsigned 32-bit number); anything else is impossible and
-// reads as invalid_deletion_time, as Cassandra 5.0 prints it.
-deletion_time_type deletion_time_of(int64_t ldt) {
-    return ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt);
-}
-// The partition deletion is stored whole (no delta): its 32 bits read unsigned.
-deletion_time_type deletion_time_of(int32_t ldt) { return deletion_time_type(uint32_t(ldt)); }
-
 // The expiry of an expiring cell or liveness, or a dead cell's deletion time, as Cassandra 5.0 decodes it
 // (Cell.decodeLocalDeletionTime): in mc..nb files one that overflowed into negative numbers, or one before its own
 // TTL, is impossible and reads as invalid_deletion_time (never expires on its own); oa files (messaging version
@@ -166,20 +158,18 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                     for (size_t i = 7; i < 11; ++i) {
                         ldt = (ldt << 8) | uint8_t(span[i]);
                     }
-                    partition_tomb = tombstone{int64_t(ts), deletion_time_of(int64_t(ldt))};
+                    partition_tomb = *partition_tombstone(deletion_time{int64_t(ts), ldt}, _header.version);
                 }
             } else {
                 MX_READ(_in.read_be(i32, "the partition deletion's local deletion time"));
                 MX_READ(_in.read_be(i64, "the partition deletion's timestamp"));
-                if (i64 == write_time::missing_timestamp && i32 == no_deletion_time_32) {
-                    // live
-                } else if (i64 == write_time::missing_timestamp || i32 == no_deletion_time_32) {
+                auto tomb = partition_tombstone(deletion_time{i64, i32}, _header.version);
+                if (!tomb) {
                     _in.fail(deletion_at, "expected a partition deletion time, found timestamp " + std::to_string(i64) +
                                               " with local deletion time " + std::to_string(i32) +
                                               " (only both or neither may say 'not deleted')");
-                } else {
-                    partition_tomb = tombstone{i64, deletion_time_of(i32)};
                 }
+                partition_tomb = *tomb;
             }
             if (_consumer.consume_partition_start(key, partition_tomb, partition_position, _in.offset()) ==
                 mx_consumer::proceed::no) {
@@ -287,13 +277,13 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                 MX_READ(_in.read_unsigned_vint(v, "a range tombstone's timestamp"));
                 MX_READ(_in.read_unsigned_vint(v2, "a range tombstone's local deletion time"));
                 marker.tomb = tombstone{add_timestamp(v, stats.min_timestamp),
-                                        deletion_time_of(add_deletion_time(v2, stats.min_local_deletion_time))};
+                                        tombstone_deletion_time(add_deletion_time(v2, stats.min_local_deletion_time))};
                 marker.boundary_start_tomb = {};
                 if (is_boundary(marker.kind)) {
                     MX_READ(_in.read_unsigned_vint(v, "a range tombstone boundary's start timestamp"));
                     MX_READ(_in.read_unsigned_vint(v2, "a range tombstone boundary's start local deletion time"));
                     marker.boundary_start_tomb = tombstone{add_timestamp(v, stats.min_timestamp),
-                                                           deletion_time_of(add_deletion_time(v2, stats.min_local_deletion_time))};
+                                                           tombstone_deletion_time(add_deletion_time(v2, stats.min_local_deletion_time))};
                 }
                 if (_in.offset() != end) {
                     _in.fail(position, "the range tombstone marker's size says it ends at " + std::to_string(end) +
@@ -348,7 +338,7 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                 MX_READ(_in.read_unsigned_vint(v, "the row deletion's timestamp"));
                 MX_READ(_in.read_unsigned_vint(v2, "the row deletion's local deletion time"));
                 row.deletion = tombstone{add_timestamp(v, stats.min_timestamp),
-                                         deletion_time_of(add_deletion_time(v2, stats.min_local_deletion_time))};
+                                         tombstone_deletion_time(add_deletion_time(v2, stats.min_local_deletion_time))};
             } else if (row.shadowable_deletion) {
                 _in.fail(position, "a shadowable deletion flag on a row without deletion");
             }
@@ -437,7 +427,7 @@ utils::sync_generator<parse_step> mx_parser::parse() {
                             MX_READ(_in.read_unsigned_vint(v, "a complex column's deletion timestamp"));
                             MX_READ(_in.read_unsigned_vint(v2, "a complex column's local deletion time"));
                             complex_tomb = tombstone{add_timestamp(v, stats.min_timestamp),
-                                                     deletion_time_of(add_deletion_time(v2, stats.min_local_deletion_time))};
+                                                     tombstone_deletion_time(add_deletion_time(v2, stats.min_local_deletion_time))};
                         }
                         MX_READ(_in.read_unsigned_vint(cells, "a complex column's cell count"));
                         // Each cell takes at least its flags byte.

@@ -87,25 +87,6 @@ private:
     bool _stop_after_row = false;
 };
 
-// The partition deletion as the Data.db parser reads it from the partition's header (mx_parser), from the copy the
-// promoted index keeps; nothing when the stored form is one the parser refuses (the header is then read, and refused).
-std::optional<tombstone> partition_tombstone_of(const deletion_time& d, sstable_version v) {
-    if (has_uint_deletion_time(v)) {
-        if (d.live()) {
-            return tombstone{};
-        }
-        int64_t ldt = d.local_deletion_time;
-        return tombstone{d.marked_for_delete_at,
-                         ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt)};
-    }
-    bool no_timestamp = d.marked_for_delete_at == write_time::missing_timestamp;
-    bool no_time = d.local_deletion_time == no_deletion_time_32;
-    if (no_timestamp || no_time) {
-        return no_timestamp && no_time ? std::optional(tombstone{}) : std::nullopt;
-    }
-    return tombstone{d.marked_for_delete_at, deletion_time_type(uint32_t(int32_t(d.local_deletion_time)))};
-}
-
 bool is_full(const clustering_ranges& slice) {
     return slice.size() == 1 && slice[0] == position_range::full();
 }
@@ -263,7 +244,7 @@ private:
         if (!_cursor) {
             co_return false;
         }
-        auto tomb = partition_tombstone_of(_cursor->partition_deletion(), _h.components->desc.version);
+        auto tomb = partition_tombstone(_cursor->partition_deletion(), _h.components->desc.version);
         uint64_t at = header_end();
         if (!tomb || at >= _range_end) {
             _cursor.reset();

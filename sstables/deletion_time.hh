@@ -7,10 +7,22 @@
 #include "sstables/version.hh"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <fmt/format.h>
 
 namespace reef::sstables {
+
+// Cassandra 5.0's INVALID_DELETION_TIME: what an impossible deletion time or expiry reads as (never purged, never
+// expiring on its own).
+inline constexpr deletion_time_type invalid_deletion_time = 4294967294LL;
+
+// A tombstone's deletion time as read from any stored form (index DeletionTime, Data.db delta), as Cassandra 5.0 reads
+// it: seconds 0..4294967294 (unsigned 32-bit, up to 2106) stay; anything else (negative, 0xFFFFFFFF) is impossible
+// and reads as invalid_deletion_time. Inline: the parser calls it for every row and marker deletion.
+constexpr deletion_time_type tombstone_deletion_time(int64_t ldt) noexcept {
+    return ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt);
+}
 
 struct deletion_time {
     // Live (nothing deleted) is Cassandra's (Long.MIN_VALUE, Integer.MAX_VALUE).
@@ -19,9 +31,10 @@ struct deletion_time {
     int64_t local_deletion_time = no_deletion_time_32;
 
     bool live() const noexcept { return marked_for_delete_at == write_time::missing_timestamp; }
-    // The tombstone this deletion is (empty when live).
+    // The tombstone this deletion is: empty when live, else with its deletion time normalized
+    // (tombstone_deletion_time). Range tombstones (a promoted index block's end-open marker) read this way.
     tombstone to_tombstone() const noexcept {
-        return live() ? tombstone{} : tombstone{marked_for_delete_at, local_deletion_time};
+        return live() ? tombstone{} : tombstone{marked_for_delete_at, tombstone_deletion_time(local_deletion_time)};
     }
     bool operator==(const deletion_time&) const = default;
 };
@@ -31,6 +44,21 @@ inline constexpr uint8_t oa_live_deletion_flag = 0x80;
 
 // True for versions that store the oa form (Cassandra's hasUIntDeletionTime).
 inline bool has_uint_deletion_time(sstable_version v) noexcept { return v >= sstable_version::oa; }
+
+// The partition deletion of a partition header (Data.db's, or the promoted index's copy), as Data.db's parser reads
+// it. oa: to_tombstone(). mc..nb: live only as (Long.MIN_VALUE, Integer.MAX_VALUE) together, else the time's 32 bits
+// read unsigned, whole (not normalized); nothing when only one of the two says "live" (a corrupt header).
+inline std::optional<tombstone> partition_tombstone(const deletion_time& d, sstable_version v) noexcept {
+    if (has_uint_deletion_time(v)) {
+        return d.to_tombstone();
+    }
+    bool no_timestamp = d.marked_for_delete_at == write_time::missing_timestamp;
+    bool no_time = d.local_deletion_time == no_deletion_time_32;
+    if (no_timestamp || no_time) {
+        return no_timestamp && no_time ? std::optional(tombstone{}) : std::nullopt;
+    }
+    return tombstone{d.marked_for_delete_at, deletion_time_type(uint32_t(int32_t(d.local_deletion_time)))};
+}
 
 // Reads one deletion time in the form version v stores.
 inline deletion_time read_deletion_time(byte_reader& in, sstable_version v) {

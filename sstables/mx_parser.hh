@@ -5,6 +5,7 @@
 // was expected), never reads out of bounds and never waits for data that cannot come.
 #pragma once
 
+#include "sstables/deletion_time.hh"  // invalid_deletion_time
 #include "sstables/mx_consumer.hh"
 #include "sstables/parser_input.hh"
 #include "sstables/serialization_header.hh"
@@ -29,10 +30,6 @@ struct parse_step {
     kind what = kind::done;
     uint64_t bytes = 0;
 };
-
-// Cassandra 5.0's INVALID_DELETION_TIME: what an expiring cell's or liveness' impossible (overflowed, negative)
-// expiry reads as.
-inline constexpr deletion_time_type invalid_deletion_time = 4294967294LL;
 
 class mx_parser {
 public:

@@ -76,7 +76,9 @@ public:
         consume(sizeof(T));
         return true;
     }
-    bool read_unsigned_vint(uint64_t& v, std::string_view what) {
+    // Always inline: the parser reads nearly every field through it, and GCC 12 stops inlining it into parse() on its
+    // own once parse() inlines its named steps (+3.6% instructions per scanned row, measured with callgrind).
+    [[gnu::always_inline]] bool read_unsigned_vint(uint64_t& v, std::string_view what) {
         // Fast path: the whole vint in the buffer (the first byte's leading ones count the bytes that follow).
         if (staged() == 0 && _pos < _buf.size()) {
             auto first = uint8_t(_buf[_pos]);

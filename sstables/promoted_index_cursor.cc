@@ -2,7 +2,7 @@
 #include "sstables/promoted_index_cursor.hh"
 
 #include "sstables/exceptions.hh"
-#include "sstables/mx_parser.hh"
+#include "sstables/deletion_time.hh"
 
 namespace reef::sstables {
 
@@ -62,11 +62,8 @@ promoted_index_cursor::entry_point promoted_index_cursor::advance_to(const posit
     ep.block = lo;
     if (lo > 0) {
         auto& prev = block(lo - 1);
-        if (prev.end_open_marker && !prev.end_open_marker->live()) {
-            // As the Data.db parser reads a marker's deletion time: an impossible one is invalid_deletion_time.
-            int64_t ldt = prev.end_open_marker->local_deletion_time;
-            ep.open = tombstone{prev.end_open_marker->marked_for_delete_at,
-                                ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt)};
+        if (prev.end_open_marker) {
+            ep.open = prev.end_open_marker->to_tombstone();
         }
     }
     ep.offset = lo < _block_count ? block(lo).offset : _end - 1;

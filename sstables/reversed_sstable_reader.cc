@@ -345,11 +345,8 @@ private:
     // window that opens again in the middle of this one (fed again from _fed) sees it too.
     future<> jump(reversal_start to) {
         tombstone open;
-        if (to.open_at_end && !to.open_at_end->live()) {
-            // As the Data.db parser reads a marker's deletion time: an impossible one is invalid_deletion_time.
-            int64_t ldt = to.open_at_end->local_deletion_time;
-            open = tombstone{to.open_at_end->marked_for_delete_at,
-                             ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt)};
+        if (to.open_at_end) {
+            open = to.open_at_end->to_tombstone();
         }
         position_in_partition at = position_in_partition::before_all_clustered_rows();
         if (!_replay.empty()) {

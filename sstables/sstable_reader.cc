@@ -87,48 +87,43 @@ private:
     bool _stop_after_row = false;
 };
 
-// The partition deletion as the Data.db parser reads it from the partition's header (mx_parser), from the copy the
-// promoted index keeps; nothing when the stored form is one the parser refuses (the header is then read, and refused).
-std::optional<tombstone> partition_tombstone_of(const deletion_time& d, sstable_version v) {
-    if (has_uint_deletion_time(v)) {
-        if (d.live()) {
-            return tombstone{};
-        }
-        int64_t ldt = d.local_deletion_time;
-        return tombstone{d.marked_for_delete_at,
-                         ldt < 0 || ldt > invalid_deletion_time ? invalid_deletion_time : deletion_time_type(ldt)};
-    }
-    bool no_timestamp = d.marked_for_delete_at == write_time::missing_timestamp;
-    bool no_time = d.local_deletion_time == no_deletion_time_32;
-    if (no_timestamp || no_time) {
-        return no_timestamp && no_time ? std::optional(tombstone{}) : std::nullopt;
-    }
-    return tombstone{d.marked_for_delete_at, deletion_time_type(uint32_t(int32_t(d.local_deletion_time)))};
-}
-
 bool is_full(const clustering_ranges& slice) {
     return slice.size() == 1 && slice[0] == position_range::full();
 }
+
+// The part of Data.db an sstable_reader is reading, while it is: the source, the parser over it and what the parser
+// was fed.
+struct data_read {
+    data_source src;         // empty while none is open
+    uint64_t src_next = 0;   // Data.db offset of the next byte src gives
+    // What the parser was fed last (it must live until the parser asks for more), and where it starts.
+    temporary_buffer buf;
+    uint64_t buf_start = 0;
+    std::unique_ptr<mx_parser> parser;
+    bool parser_done = false;           // it reached the range's end: the range is read once its output is
+    bool expect_partition_end = false;  // it starts at the end-of-partition byte the promoted index gives
+};
 
 class sstable_reader final : public mutation_reader_impl {
 public:
     sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
                    streamed_forwarding fwd, bypass_cache bypass, reader_permit permit)
-        : mutation_reader_impl(std::move(s)), _h(std::move(h)), _permit(std::move(permit)),
-          _index_file_name(_h.components->desc.filename(component_type::index)),
-          _caches(*_h.index_file, *_h.index_cache, bypass),
-          _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
+        : mutation_reader_impl(std::move(s)), _sstable(std::move(h)), _permit(std::move(permit)),
+          _index_file_name(_sstable.components->desc.filename(component_type::index)),
+          _caches(*_sstable.index_file, *_sstable.index_cache, bypass),
+          _index(*_sstable.summary, _caches, _sstable.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _full_slice(is_full(_slice)),
-          _consumer(_schema, *_h.header, _h.data_file, _max_buffer_fragments, _h.token, _h.stats), _cmp(*_schema) {}
+          _consumer(_schema, *_sstable.header, _sstable.data_file, _max_buffer_fragments, _sstable.token, _sstable.stats),
+          _cmp(*_schema) {}
 
     future<> fill_buffer() override {
         if (!_end_of_stream) {
             // Before each fill, not only before each read: the rest of a partition may already be buffered, and an
             // expired read must not go on producing from it.
-            _permit.check_timeout(_h.data_file);
+            _permit.check_timeout(_sstable.data_file);
         }
         while (!is_buffer_full() && !_end_of_stream) {
-            if (!_parser) {
+            if (!_read) {
                 if (_range_done) {
                     _end_of_stream = true;
                     break;
@@ -137,7 +132,7 @@ public:
                 continue;
             }
             if (!_consumer.buffer().empty()) {
-                if (!take()) {
+                if (!emit_parsed_fragment()) {
                     break;
                 }
                 continue;
@@ -146,17 +141,17 @@ public:
                 co_await look_up();
                 continue;
             }
-            if (_in_partition || _skip_rest) {
+            if (_partition != partition_state::outside) {
                 bool jumped = co_await maybe_jump();
                 if (jumped) {
                     continue;
                 }
-                if (_forwarding && _in_partition && !_filter && _cursor && _parser->offset() >= header_end()) {
+                if (_forwarding && in_partition() && !_filter && _cursor && _read->parser->offset() >= header_end()) {
                     _end_of_stream = true;  // the header and static row are out; windows come by fast_forward_to
                     break;
                 }
             }
-            if (_parser_done) {
+            if (_read->parser_done) {
                 co_await close_range();
                 _range_done = true;
                 continue;
@@ -166,10 +161,8 @@ public:
     }
 
     future<> next_partition() override {
-        if (_in_partition) {
-            _in_partition = false;
-            _skip_rest = true;
-            _dropping = false;
+        if (in_partition()) {
+            _partition = partition_state::leaving;
             _filter.reset();
         }
         _end_of_stream = false;
@@ -178,9 +171,7 @@ public:
 
     future<> fast_forward_to(const dht::partition_range& pr) override {
         co_await close_range();
-        _in_partition = false;
-        _skip_rest = false;
-        _dropping = false;
+        _partition = partition_state::outside;
         _lookup.reset();
         _cursor.reset();
         _filter.reset();
@@ -192,7 +183,7 @@ public:
         if (!_forwarding) {
             throw std::logic_error("fast_forward_to(position_range) on an sstable reader without forwarding");
         }
-        if (!_in_partition) {
+        if (!in_partition()) {
             _end_of_stream = true;
             co_return;
         }
@@ -212,11 +203,22 @@ public:
     }
 
 private:
-    // Starts the read of _range's byte range of Data.db, or marks the range done when it holds nothing.
+    // Where the reader is in the partition the parser is in (or last was in).
+    enum class partition_state : uint8_t {
+        outside,     // between partitions: every partition_start out has its partition_end out
+        reading,     // its partition_start is out, its partition_end is not: fragments go through the filter
+        past_slice,  // as reading, but past the slice (not forwarding): nothing more until its partition_end
+        leaving,     // next_partition() left it: what remains of it is dropped, its partition_end included
+    };
+    bool in_partition() const noexcept {
+        return _partition == partition_state::reading || _partition == partition_state::past_slice;
+    }
+
+    // Starts reading _range's byte range of Data.db, or marks the range done when it holds nothing.
     future<> open_range() {
         if (_range.is_singular()) {
             auto& key = _range.start()->position.key()->key();
-            if (!_h.components->filter.is_present(key.bytes())) {
+            if (!_sstable.components->filter.is_present(key.bytes())) {
                 _range_done = true;
                 co_return;
             }
@@ -228,20 +230,13 @@ private:
             co_return;
         }
         _range_end = dr.end;
-        if ((_forwarding || !_full_slice) && _h.header->static_columns.empty()) {
+        if ((_forwarding || !_full_slice) && _sstable.header->static_columns.empty()) {
             bool started = co_await start_from_index(dr.start);
             if (started) {
                 co_return;
             }
         }
-        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, dr.start, dr.end - dr.start, integrity_check::no),
-                                          _permit, _h.data_file);
-        _src_open = true;
-        _src_next = dr.start;
-        _buf = temporary_buffer();
-        _buf_start = dr.start;
-        _parser = std::make_unique<mx_parser>(*_h.header, _h.data_file, _consumer, dr.start, dr.end);
-        _parser_done = false;
+        start_read(dr.start, mx_parser::start_at::partition);
     }
 
     // A read that skips inside partitions, in a table without static columns (so a partition's header is its key
@@ -263,56 +258,82 @@ private:
         if (!_cursor) {
             co_return false;
         }
-        auto tomb = partition_tombstone_of(_cursor->partition_deletion(), _h.components->desc.version);
+        auto tomb = partition_tombstone(_cursor->partition_deletion(), _sstable.components->desc.version);
         uint64_t at = header_end();
         if (!tomb || at >= _range_end) {
             _cursor.reset();
             co_return false;
         }
-        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, at, _range_end - at, integrity_check::no),
-                                          _permit, _h.data_file);
-        _src_open = true;
-        _src_next = at;
-        _buf = temporary_buffer();
-        _buf_start = at;
-        _parser = std::make_unique<mx_parser>(*_h.header, _h.data_file, _consumer, at, _range_end,
-                                              mx_parser::start_at::inside_partition);
-        _parser_done = false;
+        start_read(at, mx_parser::start_at::inside_partition);
         auto cursor = std::move(_cursor);
         partition_start ps{key, *tomb};
         start_partition(ps, position);
         _lookup.reset();
         _cursor = std::move(cursor);
         push(std::move(ps));
-        if (_h.stats) {
-            ++_h.stats->headers_skipped;
+        if (_sstable.stats) {
+            ++_sstable.stats->headers_skipped;
         }
         co_return true;
     }
 
+    // Reads the range's Data.db from `at` on, parsing from there as `start` says.
+    void start_read(uint64_t at, mx_parser::start_at start) {
+        _read.emplace();
+        open_source(at);
+        restart_parser(at, start);
+    }
+
+    // The one place Data.db is opened: a source over [at, the range's end), whose next buffer starts at `at`.
+    // first_read: the bytes its first read asks for. No source may be open.
+    void open_source(uint64_t at, uint64_t first_read = 4096) {
+        _read->src = make_permit_checked_source(make_data_source(_sstable.data, *_sstable.components, at, _range_end - at,
+                                                                 integrity_check::no, first_read),
+                                                _permit, _sstable.data_file);
+        _read->src_next = at;
+        _read->buf = temporary_buffer();
+        _read->buf_start = at;
+    }
+
+    future<> close_source() {
+        if (_read->src) {
+            auto src = std::move(_read->src);
+            co_await src.close();
+        }
+    }
+
+    // A new parser starting at `at` (fed nothing yet).
+    void restart_parser(uint64_t at, mx_parser::start_at start) {
+        _read->parser = std::make_unique<mx_parser>(*_sstable.header, _sstable.data_file, _consumer, at, _range_end, start);
+        _read->parser_done = false;
+        _read->expect_partition_end = false;
+    }
+
     future<> close_range() {
-        _parser.reset();
         _consumer.buffer().clear();
-        _buf = temporary_buffer();
-        if (_src_open) {
-            _src_open = false;
-            co_await _src.close();
+        if (!_read) {
+            co_return;
+        }
+        auto src = std::move(_read->src);
+        _read.reset();
+        if (src) {
+            co_await src.close();
         }
     }
 
     // Tells the consumer which rows the parser may pass over unread: those the filter would drop. A partition being
     // left keeps none. Otherwise rows before the filter's next range (the walker never goes back, so a row before it
     // stays unwanted whatever the fragments parsed before it do to the filter). At the end of the range the read is
-    // in or before, the first row is read and parsing stops there, so that take() moves the filter on (and the
-    // reader jumps ahead, or keeps the row for its next window) before more rows are built; past the slice's last
-    // range, read without forwarding and without a promoted index (nothing to jump with), rows are skipped to the
+    // in or before, the first row is read and parsing stops there, so that emit_parsed_fragment() moves the filter on
+    // (and the reader jumps ahead, or keeps the row for its next window) before more rows are built; past the slice's
+    // last range, read without forwarding and without a promoted index (nothing to jump with), rows are skipped to the
     // partition's end instead. Range tombstone markers always reach the filter: they set the tombstone in force.
     void set_row_skip() {
-        if (_skip_rest || _dropping) {
+        if (_partition == partition_state::leaving || _partition == partition_state::past_slice) {
             _consumer.skip_rows(true, std::nullopt, std::nullopt);
             return;
         }
-        if (!_in_partition || !_filter) {
+        if (_partition != partition_state::reading || !_filter) {
             _consumer.skip_rows(false, std::nullopt, std::nullopt);
             return;
         }
@@ -327,36 +348,37 @@ private:
     // One parser step, feeding it what it asks for.
     future<> parse() {
         set_row_skip();
-        auto step = _parser->run();
+        auto step = _read->parser->run();
         switch (step.what) {
         case parse_step::kind::need_more_data: {
-            auto b = co_await _src.get();
-            set_buffer(std::move(b), _src_next);
+            auto b = co_await _read->src.get();
+            set_buffer(std::move(b), _read->src_next);
             break;
         }
         case parse_step::kind::skip: {
-            uint64_t at = _src_next + step.bytes;
-            auto b = co_await _src.skip(step.bytes);
+            uint64_t at = _read->src_next + step.bytes;
+            auto b = co_await _read->src.skip(step.bytes);
             set_buffer(std::move(b), at);
             break;
         }
         case parse_step::kind::consumer_full: break;
-        case parse_step::kind::done: _parser_done = true; break;
+        case parse_step::kind::done: _read->parser_done = true; break;
         }
     }
 
     // b, from the source, starts at stream offset at: the parser's next buffer.
     void set_buffer(temporary_buffer b, uint64_t at) {
-        _buf = std::move(b);
-        _buf_start = at;
-        _src_next = at + _buf.size();
+        _read->buf = std::move(b);
+        _read->buf_start = at;
+        _read->src_next = at + _read->buf.size();
         feed();
     }
     void feed() {
-        if (_buf.empty()) {
-            _parser->feed_end_of_stream();
+        auto& r = *_read;
+        if (r.buf.empty()) {
+            r.parser->feed_end_of_stream();
         } else {
-            _parser->feed(std::as_bytes(std::span<const char>(_buf.get(), _buf.size())));
+            r.parser->feed(std::as_bytes(std::span<const char>(r.buf.get(), r.buf.size())));
         }
     }
 
@@ -367,37 +389,30 @@ private:
     future<> jump(uint64_t at, mx_parser::start_at start = mx_parser::start_at::inside_partition,
                   uint64_t first_read = 0) {
         if (at >= _range_end) {
-            throw malformed_sstable_exception(_h.data_file, at,
+            throw malformed_sstable_exception(_sstable.data_file, at,
                                               "the promoted index points past the partition's end (" +
                                                   std::to_string(_range_end) + ")");
         }
         _consumer.buffer().clear();
-        _parser = std::make_unique<mx_parser>(*_h.header, _h.data_file, _consumer, at, _range_end, start);
-        _parser_done = false;
-        if (at >= _buf_start && at < _buf_start + _buf.size()) {
-            _buf.trim_front(at - _buf_start);
-            _buf_start = at;
+        restart_parser(at, start);
+        auto& r = *_read;
+        if (at >= r.buf_start && at < r.buf_start + r.buf.size()) {
+            r.buf.trim_front(at - r.buf_start);
+            r.buf_start = at;
             feed();
             co_return;
         }
         // A compressed source reads whole chunks whatever it is told: it skips.
-        if (at >= _src_next && (!first_read || _h.components->compression)) {
-            uint64_t n = at - _src_next;
-            auto b = co_await _src.skip(n);
+        if (at >= r.src_next && (!first_read || _sstable.components->compression)) {
+            uint64_t n = at - r.src_next;
+            auto b = co_await r.src.skip(n);
             set_buffer(std::move(b), at);
             co_return;
         }
         // Behind the source (a value staged across buffers), or ahead of it with a known need: a new source there,
         // whose first read is the whole need (a skipped source would start again with a short read, then double).
-        co_await _src.close();
-        _src_open = false;
-        _src = make_permit_checked_source(make_data_source(_h.data, *_h.components, at, _range_end - at,
-                                                           integrity_check::no, first_read ? first_read : 4096),
-                                          _permit, _h.data_file);
-        _src_open = true;
-        _src_next = at;
-        _buf = temporary_buffer();
-        _buf_start = at;
+        co_await close_source();
+        open_source(at, first_read ? first_read : 4096);
     }
 
     uint64_t header_end() const noexcept { return _partition_position + _cursor->header_length(); }
@@ -406,26 +421,24 @@ private:
     // may be (the block holding the filter's next range start, or the partition's end), if that is ahead of the
     // parser. Never before the header and static row are out.
     future<bool> maybe_jump() {
-        if (!_cursor || _parser->offset() < header_end()) {
+        if (!_cursor || _read->parser->offset() < header_end()) {
             co_return false;
         }
-        uint64_t at = _parser->offset();
-        if (_skip_rest || _dropping) {
+        uint64_t at = _read->parser->offset();
+        if (_partition == partition_state::leaving || _partition == partition_state::past_slice) {
             // The rest of the partition is not wanted, and the index says where the next one starts: the partition
             // ends here, and parsing goes on there, without reading even the end-of-partition byte.
             uint64_t next = _partition_position + _cursor->partition_end();
             if (next - 1 <= at) {
                 co_return false;
             }
-            if (_dropping) {
+            if (_partition == partition_state::past_slice) {
                 push(partition_end{});
-                _in_partition = false;
-                _dropping = false;
             }
-            _skip_rest = false;
+            _partition = partition_state::outside;
             _cursor.reset();
             if (next >= _range_end) {
-                _parser_done = true;  // the range's last partition: nothing more to read
+                _read->parser_done = true;  // the range's last partition: nothing more to read
                 co_return true;
             }
             co_await jump(next, mx_parser::start_at::partition);
@@ -443,8 +456,8 @@ private:
         if (to <= at) {
             co_return false;
         }
-        _expect_partition_end = ep.block == _cursor->block_count();
         co_await jump(to, mx_parser::start_at::inside_partition, ep.width);
+        _read->expect_partition_end = ep.block == _cursor->block_count();
         _input_tomb = ep.open;
         _filter->set_tombstone_in_force(ep.open);
         co_return true;
@@ -457,16 +470,16 @@ private:
         _permit.check_timeout(_index_file_name);
         auto e = co_await _index.find(key);
         if (!e) {
-            throw malformed_sstable_exception(_h.data_file, _partition_position,
+            throw malformed_sstable_exception(_sstable.data_file, _partition_position,
                                               "a partition the index does not list (" + key.get_token().to_string() + ")");
         }
         auto& entry = e->entry();
         if (entry.data_position != _partition_position) {
-            throw malformed_sstable_exception(_h.data_file, _partition_position,
+            throw malformed_sstable_exception(_sstable.data_file, _partition_position,
                                               "the index places this partition at " + std::to_string(entry.data_position));
         }
-        auto index_file = _h.components->desc.filename(component_type::index);
-        auto pi = parse_promoted_index(entry.promoted_index, _h.components->desc.version, index_file,
+        auto index_file = _sstable.components->desc.filename(component_type::index);
+        auto pi = parse_promoted_index(entry.promoted_index, _sstable.components->desc.version, index_file,
                                        entry.promoted_index_position);
         if (pi) {
             _permit.check_timeout(_index_file_name);
@@ -476,8 +489,8 @@ private:
                                                   "the next partition starts at " + std::to_string(end) +
                                                       ", outside this one's byte range");
             }
-            _cursor.emplace(std::move(*pi), end - _partition_position, *_schema, _h.header->clustering_types, _h.components->desc.version,
-                            std::move(index_file));
+            _cursor.emplace(std::move(*pi), end - _partition_position, *_schema, _sstable.header->clustering_types,
+                            _sstable.components->desc.version, std::move(index_file));
         }
     }
 
@@ -509,14 +522,14 @@ private:
         _out.clear();
     }
 
-    // Handles the first parsed fragment. Returns false when the stream (or the window) stops before it; it
-    // then stays for later.
-    bool take() {
+    // The parser's first fragment waiting, into the reader's buffer (through the filter) or dropped, as the
+    // partition's state says. False when the stream (or the window) stops before it: it then stays for later.
+    bool emit_parsed_fragment() {
         auto& parsed = _consumer.buffer();
         auto& f = parsed.front();
         if (auto* ps = std::get_if<partition_start>(&f)) {
-            if (_skip_rest || _expect_partition_end) {
-                throw malformed_sstable_exception(_h.data_file, _consumer.partition_position(),
+            if (_partition == partition_state::leaving || _read->expect_partition_end) {
+                throw malformed_sstable_exception(_sstable.data_file, _consumer.partition_position(),
                                                   "a partition starts where the previous one should end");
             }
             start_partition(*ps, _consumer.partition_position());
@@ -525,15 +538,17 @@ private:
             return true;
         }
         bool end = std::holds_alternative<partition_end>(f);
-        if (_expect_partition_end && !end) {
-            throw malformed_sstable_exception(_h.data_file, _parser->offset(),
+        if (_read->expect_partition_end && !end) {
+            throw malformed_sstable_exception(_sstable.data_file, _read->parser->offset(),
                                               "expected the end of the partition that its promoted index gives, found " +
                                                   std::string(kind_name(f)));
         }
-        _expect_partition_end = false;
-        if (_skip_rest) {
+        _read->expect_partition_end = false;
+        if (_partition == partition_state::leaving) {
             // The rest of a partition the consumer skipped.
-            _skip_rest = !end;
+            if (end) {
+                _partition = partition_state::outside;
+            }
             parsed.pop_front();
             return true;
         }
@@ -561,12 +576,11 @@ private:
                 flush_out();
                 _filter.reset();
             }
-            _in_partition = false;
-            _dropping = false;
+            _partition = partition_state::outside;
             push(std::move(f));
             parsed.pop_front();
             return true;
-        } else if (_dropping) {
+        } else if (_partition == partition_state::past_slice) {
             parsed.pop_front();
             return true;
         } else if (!_filter_end || _cmp(position_of(f), *_filter_end) >= 0) {
@@ -574,7 +588,7 @@ private:
             _filter->finish(_out);
             flush_out();
             _filter.reset();
-            _dropping = true;
+            _partition = partition_state::past_slice;
             parsed.pop_front();
             return true;
         }
@@ -588,8 +602,7 @@ private:
     }
 
     void start_partition(const partition_start& ps, uint64_t position) {
-        _in_partition = true;
-        _dropping = false;
+        _partition = partition_state::reading;
         _partition_position = position;
         _input_tomb = {};
         _cursor.reset();
@@ -603,7 +616,7 @@ private:
         }
     }
 
-    sstable_read_handles _h;
+    sstable_read_handles _sstable;  // the open sstable read
     reader_permit _permit;
     std::string _index_file_name;  // for timeouts before index lookups
     cache::read_caches<index::partition_index_page> _caches;
@@ -615,23 +628,13 @@ private:
     pausing_consumer _consumer;
     position_in_partition_comparator _cmp;
 
-    // The byte range being read: [its start, _range_end) of Data.db.
+    // The byte range of _range: [its start, _range_end) of Data.db, read through _read while it is.
     bool _range_done = false;
     uint64_t _range_end = 0;
-    data_source _src;
-    bool _src_open = false;
-    uint64_t _src_next = 0;  // Data.db offset of the next byte _src gives
-    // What the parser was fed last (it must live until the parser asks for more), and where it starts.
-    temporary_buffer _buf;
-    uint64_t _buf_start = 0;
-    std::unique_ptr<mx_parser> _parser;
-    bool _parser_done = false;
+    std::optional<data_read> _read;
 
     // The partition being read.
-    bool _in_partition = false;  // its partition_start is out, its partition_end is not
-    bool _skip_rest = false;     // next_partition() left it: what remains of it is dropped
-    bool _dropping = false;      // past the slice: nothing more until its partition_end
-    bool _expect_partition_end = false;  // jumped to its end-of-partition byte
+    partition_state _partition = partition_state::outside;
     uint64_t _partition_position = 0;
     std::optional<dht::decorated_key> _lookup;  // its index entry is still to be read
     std::optional<promoted_index_cursor> _cursor;

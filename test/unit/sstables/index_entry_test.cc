@@ -362,3 +362,74 @@ BOOST_AUTO_TEST_CASE(test_smallest_blocks) {
     BOOST_CHECK_EQUAL(back[2].offset, 2u);
     BOOST_CHECK_EQUAL(back[2].width, 65536u);
 }
+
+namespace {
+
+// A stored deletion time, written in version v's form and read back as the index reader reads it.
+deletion_time stored(int64_t timestamp, int64_t ldt, sstable_version v) {
+    std::string bytes;
+    write_deletion_time(bytes, deletion_time{timestamp, ldt}, v);
+    byte_reader in("Index.db", std::as_bytes(std::span<const char>(bytes.data(), bytes.size())));
+    auto d = read_deletion_time(in, v);
+    BOOST_REQUIRE(in.at_end());
+    return d;
+}
+
+} // namespace
+
+// deletion_time::to_tombstone against Cassandra 5.0's rule (FORMAT.md, "Impossible times"): live is no tombstone; a
+// deletion time in 0..4294967294 stays; one outside (mc..nb's negative int32s, oa's 0xFFFFFFFF) reads as
+// INVALID_DELETION_TIME, 4294967294. The Data.db parser's marker and row deletions go through the same function.
+BOOST_AUTO_TEST_CASE(test_deletion_time_to_tombstone_normalizes) {
+    for (auto v : {sstable_version::mc, sstable_version::nb, sstable_version::oa}) {
+        BOOST_TEST_CONTEXT("version " << int(v)) {
+            BOOST_CHECK(stored(write_time::missing_timestamp, no_deletion_time_32, v).to_tombstone() == tombstone{});
+            BOOST_CHECK(deletion_time{}.to_tombstone() == tombstone{});
+            BOOST_CHECK(stored(7, 0, v).to_tombstone() == (tombstone{7, 0}));
+            BOOST_CHECK(stored(7, 1442880000, v).to_tombstone() == (tombstone{7, 1442880000}));
+            BOOST_CHECK(stored(7, no_deletion_time_32, v).to_tombstone() == (tombstone{7, no_deletion_time_32}));
+        }
+    }
+    // mc..nb store a signed int32: every negative one is impossible.
+    for (int64_t ldt : {int64_t(-1), int64_t(-2), int64_t(std::numeric_limits<int32_t>::min())}) {
+        BOOST_CHECK(stored(7, ldt, sstable_version::nb).to_tombstone() == (tombstone{7, invalid_deletion_time}));
+    }
+    // oa stores an unsigned one: past 2038 is real, only 0xFFFFFFFF is impossible.
+    BOOST_CHECK(stored(7, 0x80000000LL, sstable_version::oa).to_tombstone() == (tombstone{7, 0x80000000LL}));
+    BOOST_CHECK(stored(7, 4294967294LL, sstable_version::oa).to_tombstone() == (tombstone{7, invalid_deletion_time}));
+    BOOST_CHECK(stored(7, 4294967295LL, sstable_version::oa).to_tombstone() == (tombstone{7, invalid_deletion_time}));
+    BOOST_CHECK(invalid_deletion_time == 4294967294LL);
+
+    // Random stored values, boundaries favoured, against the rule written out.
+    uint64_t seed = reef::testing::pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    std::mt19937_64 rng(seed);
+    const int64_t edges[] = {0, 1, int64_t(no_deletion_time_32) - 1, int64_t(no_deletion_time_32), 0x80000000LL,
+                             4294967293LL, 4294967294LL, 4294967295LL};
+    for (int i = 0; i < 10000; ++i) {
+        auto v = rng() % 2 ? sstable_version::oa : sstable_version::me;
+        int64_t raw = rng() % 4 == 0 ? edges[rng() % std::size(edges)] + int64_t(rng() % 3) - 1 : int64_t(rng());
+        int64_t ldt = has_uint_deletion_time(v) ? int64_t(uint32_t(raw)) : int64_t(int32_t(raw));
+        int64_t ts = int64_t(rng() >> 1);
+        auto d = stored(ts, ldt, v);
+        BOOST_REQUIRE_EQUAL(d.local_deletion_time, ldt);
+        bool possible = ldt >= 0 && ldt <= 4294967294LL;
+        BOOST_REQUIRE(d.to_tombstone() == (tombstone{ts, possible ? ldt : 4294967294LL}));
+    }
+}
+
+// The partition deletion (Data.db's header, the promoted index's copy): oa reads it as to_tombstone() does; mc..nb
+// need both "live" sentinels together and read the time's 32 bits unsigned, whole.
+BOOST_AUTO_TEST_CASE(test_partition_tombstone) {
+    auto mc = sstable_version::mc;
+    BOOST_CHECK(partition_tombstone(deletion_time{}, mc) == std::optional(tombstone{}));
+    BOOST_CHECK(!partition_tombstone(deletion_time{7, no_deletion_time_32}, mc));
+    BOOST_CHECK(!partition_tombstone(deletion_time{write_time::missing_timestamp, 100}, mc));
+    BOOST_CHECK(partition_tombstone(deletion_time{7, 100}, mc) == std::optional(tombstone{7, 100}));
+    BOOST_CHECK(partition_tombstone(deletion_time{7, -2}, mc) == std::optional(tombstone{7, 4294967294LL}));
+    BOOST_CHECK(partition_tombstone(deletion_time{7, -1}, mc) == std::optional(tombstone{7, 4294967295LL}));
+    auto oa = sstable_version::oa;
+    BOOST_CHECK(partition_tombstone(deletion_time{}, oa) == std::optional(tombstone{}));
+    BOOST_CHECK(partition_tombstone(deletion_time{7, 100}, oa) == std::optional(tombstone{7, 100}));
+    BOOST_CHECK(partition_tombstone(deletion_time{7, 4294967295LL}, oa) == std::optional(tombstone{7, invalid_deletion_time}));
+}

@@ -28,7 +28,7 @@ future<descriptor> write_memtable(const tmpdir& dir, const schema_ptr& s, const 
     writer_options o;
     o.min_index_interval = 1;  // a summary entry per partition
     descriptor d{dir.path(), sstable_version::me, "1", "big"};
-    auto w = make_memtable_reader(mt, s, dht::partition_range::full(), {position_range::full()}, false);
+    auto w = make_memtable_reader(mt, s, read_options{});
     co_await write_sstable(w, s, d, o);
     co_await w.close();
     co_return d;
@@ -65,11 +65,11 @@ REEF_TEST_CASE(opened_sstable_holds_what_was_written) {
             for (auto& [k, p] : mt->partitions()) {
                 BOOST_CHECK(sst->may_contain(k));
             }
-            clustering_ranges everything{position_range::full()};
-            auto got = co_await read_and_close(
-                make_sstable_reader(s, sst->read_handles(), dht::partition_range::full(), everything));
-            auto expected = co_await read_and_close(
-                make_memtable_reader(mt, s, dht::partition_range::full(), everything, false));
+            // Readers named, not built inside the co_await: coroutine rule 2.
+            auto got_reader = make_sstable_reader(s, sst->read_handles(), reader_permit(), read_options{});
+            auto got = co_await read_and_close(std::move(got_reader));
+            auto expected_reader = make_memtable_reader(mt, s, read_options{});
+            auto expected = co_await read_and_close(std::move(expected_reader));
             BOOST_CHECK(canonical_mutations(s, got, false) == canonical_mutations(s, expected, false));
             co_await sst->close();
         }

@@ -377,6 +377,12 @@ write_time::timestamp_type table::max_purgeable(const dht::decorated_key& k,
     for (auto& mt : _sealed) {
         consider_memtable(*mt);
     }
+    // The purge guard (ScyllaDB issue 14870): the commitlog segments not yet discarded for this table may hold
+    // older data of the key that a crash would replay, so no tombstone at or above their least timestamp is
+    // purged. Those entries are the memtables' (a flush discards its own, replay skips what sstables hold).
+    if (_cfg.commitlog) {
+        result = std::min(result, min_unflushed_timestamp());
+    }
     for (auto& sst : _sstables) {
         if (std::find(compacting.begin(), compacting.end(), sst) == compacting.end() && sst->may_contain(k)) {
             result = std::min(result, sst->min_timestamp());

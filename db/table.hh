@@ -107,6 +107,7 @@ public:
     // when the partition starts: the memtables (active and sealed) holding the key, and the sstables flushed
     // since the compaction started whose bloom filter admits it. Writes applied to the key after its partition
     // started are not taken into account (as in Cassandra: they are assumed not to be older than gc_grace).
+    // With a commitlog, also no more than min_unflushed_timestamp() (the purge guard), whatever the key.
     future<> compact_all(deletion_time_type now);
 
     // Observers (tests, metrics).

@@ -2,7 +2,8 @@
 // threshold), then a clean stop (drain: no segment left) or a crash (commitlog closed as it is, memtables dropped
 // unflushed), a restart, and every table read against a model; a counter table proves that entries already in
 // sstables are skipped (replayed twice they would add up twice); a schema change survives a crash; the flush's
-// sstable carries its memtable's commitlog interval.
+// sstable carries its memtable's commitlog interval; the purge guard keeps a tombstone while the commitlog holds
+// older data.
 #include "db/database.hh"
 #include "mutation/counter.hh"
 #include "runtime/app.hh"
@@ -330,6 +331,47 @@ REEF_TEST_CASE(a_flush_writes_its_memtables_commitlog_interval) {
             }
         };
         co_await db.invoke_on_all(check);
+    };
+    co_await with_database(cfg, ending::drain, body);
+}
+
+REEF_TEST_CASE(no_purge_of_tombstones_newer_than_unflushed_commitlog_data) {
+    // Key a: a partition tombstone at 5, flushed. Key b: a row at 1, in the memtable (its commitlog entry not
+    // discarded). A major compaction long after gc_grace must keep a's tombstone: the guard (ScyllaDB issue
+    // 14870) holds back tombstones not older than the least timestamp of unflushed commitlog data, b's or not.
+    // Once b is flushed (and its segment discarded) the tombstone goes.
+    tmpdir dir;
+    auto cfg = config_in(dir, 64 << 20, commitlog::sync_mode::batch);
+    auto body = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        auto s = co_await db.local().create_table(int_table_schema());
+        // Two keys owned by shard 0.
+        std::vector<int> keys;
+        for (int k = 0; keys.size() < 2; ++k) {
+            if (dht::shard_of(pkey(k).get_token(), smp::count()) == 0) {
+                keys.push_back(k);
+            }
+        }
+        mutation dead(s, pkey(keys[0]));
+        dead.partition().apply(tombstone{5, 1000});
+        co_await db.local().apply(dead);
+        co_await db.local().flush("ks", "t");
+        mutation old_row(s, pkey(keys[1]));
+        old_row.partition().clustered_row(ck(1)).marker.timestamp = 1;
+        co_await db.local().apply(old_row);
+        auto* t = db.local().find_table(s->id());
+        BOOST_REQUIRE_EQUAL(t->min_unflushed_timestamp(), 1);
+        deletion_time_type now = 1000 + 10 * s->options().gc_grace_seconds;
+        co_await t->compact_all(now);
+        auto pr = dht::partition_range::singular(pkey(keys[0]));
+        auto slice = full_slice();
+        auto got = co_await db.local().query(s, pr, slice);
+        BOOST_REQUIRE_EQUAL(got.size(), 1u);
+        BOOST_REQUIRE(got[0].partition().partition_tombstone() == (tombstone{5, 1000}));
+        co_await db.local().flush("ks", "t");
+        co_await t->compact_all(now);
+        got = co_await db.local().query(s, pr, slice);
+        BOOST_REQUIRE(got.empty());
     };
     co_await with_database(cfg, ending::drain, body);
 }

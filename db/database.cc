@@ -347,6 +347,10 @@ future<> database::stop() {
 
 future<> database::drain() {
     co_await flush_all();
+    co_await close_commitlog();
+}
+
+future<> database::close_commitlog() {
     auto release_schema = [](database& db) -> future<> {
         if (db._last_schema_batch) {
             co_await db._commitlog->discard_completed_segments(schema_batch_table_id, *db._last_schema_batch);

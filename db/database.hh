@@ -97,9 +97,11 @@ public:
     // Per shard (sharded::stop calls it): flushes every table (a clean shutdown loses nothing), stops them and
     // closes the commitlog (segments of the last schema change stay unless drain() ran: replayed, harmlessly).
     future<> stop();
-    // From any shard, before sharded::stop: flushes every table of every shard, releases the schema changes'
-    // entries and closes every commitlog, which leaves no segment to replay.
+    // From any shard, before sharded::stop: flush_all() then close_commitlog(), which leaves no segment to replay.
     future<> drain();
+    // From any shard: releases the schema changes' entries (their mutations must be flushed: flush_all) and closes
+    // every shard's commitlog; later writes fail.
+    future<> close_commitlog();
     // Tests: a crash. Closes this shard's commitlog as it is (what was acknowledged stays on disk) and makes
     // stop() drop the memtables unflushed. Call on every shard (invoke_on_all).
     future<> crash_for_tests();

@@ -819,8 +819,10 @@ future<> database::remove_table_local(table_id id, std::string snapshot_tag) {
     _tables.erase(it);
     auto& s = entry->t->schema();
     _by_name.erase({s->keyspace(), s->table()});
-    // Writes waiting on a replacement find no table now.
+    // Writes waiting on a replacement find no table now; those between their commitlog add and their apply hold
+    // the entry's gate, which dies with it.
     entry->resumed.broadcast();
+    co_await entry->writes->close();
     auto t = entry->t;
     if (!snapshot_tag.empty()) {
         co_await t->flush();

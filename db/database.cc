@@ -127,6 +127,9 @@ std::shared_ptr<table> database::make_table(schema_ptr s) {
     cfg.memtable_flush_threshold = _cfg.memtable_flush_threshold;
     cfg.write_sstable = _cfg.write_sstable;
     cfg.commitlog = _commitlog.get();
+    if (_host_id != utils::uuid_bytes{}) {  // known once system.local is read (not for the system tables)
+        cfg.host_id = _host_id;
+    }
     return std::make_shared<table>(std::move(s), std::move(cfg));
 }
 

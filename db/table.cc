@@ -120,6 +120,9 @@ void table::note_flushed(const sstables::shared_sstable& sst) {
     if (!st) {
         return;
     }
+    if (st->originating_host_id && _cfg.host_id && *st->originating_host_id != *_cfg.host_id) {
+        return;  // another host's commitlog positions
+    }
     // Cassandra's rule at load: the greatest upper bound of the sstables' intervals.
     auto up = to_replay_position(st->commitlog_upper_bound);
     for (auto& [a, b] : st->commitlog_intervals) {
@@ -239,6 +242,7 @@ future<> table::flush_sealed() {
         });
         auto d = next_descriptor();
         auto opts = sstables::writer_options_for(*_schema);
+        opts.originating_host_id = _cfg.host_id;
         if (mt->min_replay_position()) {
             opts.commitlog_intervals.emplace_back(to_commitlog_position(*mt->min_replay_position()),
                                                   to_commitlog_position(*mt->max_replay_position()));

@@ -15,6 +15,7 @@
 #include "sstables/sstable.hh"
 #include "sstables/writer.hh"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -48,6 +49,10 @@ struct table_config {
     // The shard's commitlog (null: none): after a flush, discard_completed_segments(table, the memtable's greatest
     // position).
     commitlog::commitlog* commitlog = nullptr;
+    // The node's host id (unknown while the system tables start): its flushes name it as Statistics.db's
+    // originating host id, and the flushed position ignores the intervals of sstables another host wrote
+    // (Cassandra's rule: their commitlog positions are that host's).
+    std::optional<std::array<uint8_t, 16>> host_id;
 };
 
 class table {

@@ -324,6 +324,8 @@ REEF_TEST_CASE(a_flush_writes_its_memtables_commitlog_interval) {
                 BOOST_REQUIRE(t->flushed_position());
                 BOOST_REQUIRE_EQUAL(uint64_t(up.segment_id), t->flushed_position()->segment_id);
                 BOOST_REQUIRE_EQUAL(uint32_t(up.position), t->flushed_position()->offset);
+                // Named as the host whose commitlog the positions are.
+                BOOST_REQUIRE(sm.originating_host_id == d.host_id());
             }
             // Nothing of the table pins a segment any more.
             for (auto& tables : d.get_commitlog()->dirty_tables()) {

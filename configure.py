@@ -213,7 +213,7 @@ def write_ninja(mode, args, dep_cflags, dep_libs):
     lib_sources = []
     for room in ROOMS:
         lib_sources += find_sources(room)
-    main_sources = ['main.cc'] + find_sources('test/perf')
+    main_sources = ['main.cc'] + find_sources('test/perf') + find_sources('test/drivers')
     test_lib_sources = find_sources('test/lib')
     unit_tests = [s for s in find_sources('test/unit') if s.endswith('_test.cc')]
 

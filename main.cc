@@ -2,6 +2,7 @@
 // `reef server` does; `reef help` lists the subcommands, `reef --version` prints the build's version.
 #include "node/node.hh"
 #include "reef_version.hh"
+#include "test/drivers/drivers.hh"
 #include "test/perf/perf.hh"
 #include "tools/sstable_tool.hh"
 
@@ -49,6 +50,9 @@ const subcommand subcommands[] = {
     {"perf-commitlog", "benchmark of the commitlog: batch-mode entries/s with 1, 16 and 128 writers against write +\n"
      "                     fdatasync, periodic-mode MB/s against sequential writes",
      reef::perf::perf_commitlog_main},
+    {"crash-writer", "the crash test's driver: random writes acknowledged into an ack file until killed, and\n"
+     "                     --verify against it (test/suites/crash_test.py)",
+     reef::drivers::crash_writer_main},
     {"sstable", "tools for sstable files: dump-data, dump-index, dump-summary, dump-statistics,\n"
      "                     dump-compression-info, validate-checksums, validate, write, upgrade\n"
      "                     (`reef sstable --help`)",

@@ -98,6 +98,11 @@ future<> commitlog::periodic_sync() {
 }
 
 future<replay_position> commitlog::add(const table_id& table, bytes_view data) {
+    return add(table, data, nullptr);
+}
+
+future<replay_position> commitlog::add(const table_id& table, bytes_view data,
+                                       std::function<void(replay_position)> on_position) {
     size_t n = entry_size(data.size());
     if (n > _segment_size / 2) {
         throw std::invalid_argument(fmt::format("commitlog entry of {} bytes: more than half a segment ({} bytes)", n,
@@ -122,6 +127,9 @@ future<replay_position> commitlog::add(const table_id& table, bytes_view data) {
     }
     auto seg = _active;
     auto pos = seg->append(table, data);
+    if (on_position) {
+        on_position(pos);
+    }
     co_await seg->wait_acknowledged(pos);
     co_return pos;
 }
@@ -224,6 +232,14 @@ future<> commitlog::close() {
     if (auto seg = std::exchange(_active, nullptr)) {
         try {
             co_await seg->close();
+        } catch (...) {
+            ex = std::current_exception();
+        }
+    }
+    // What no table pins holds nothing to replay (after a clean stop: every segment).
+    if (!ex) {
+        try {
+            co_await delete_clean_segments();
         } catch (...) {
             ex = std::current_exception();
         }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,13 +49,17 @@ public:
     // Appends (table, data) and returns its position once acknowledged (see the modes in FORMAT.md). Throws
     // std::invalid_argument when the entry is larger than half a segment, and the I/O error when the write fails.
     future<replay_position> add(const table_id& table, bytes_view data);
+    // The same; on_position(pos) runs as the entry gets its position, before add() suspends again, so that a
+    // caller knows which of its own phases the position belongs to (db/table.hh: a memtable's writes).
+    future<replay_position> add(const table_id& table, bytes_view data,
+                                std::function<void(replay_position)> on_position);
 
     // `table` flushed everything it wrote up to `up_to` (the last position of the flushed memtable): it no longer
     // pins the segments before, and deletes those no table pins any more.
     future<> discard_completed_segments(const table_id& table, replay_position up_to);
 
-    // Writes and syncs what is pending, closes the active segment and stops the periodic sync. The segments stay
-    // on disk (for replay). Later adds throw; adds waiting for space fail. Must complete before the commitlog is
+    // Writes and syncs what is pending, closes the active segment and stops the periodic sync. The segments a
+    // table still pins stay on disk (for replay); the others are deleted. Later adds throw; adds waiting for space fail. Must complete before the commitlog is
     // destroyed (background writes and syncs refer to it).
     future<> close();
 

@@ -1,6 +1,8 @@
 // database: the shard hops of schema changes, reads and writes; table directories, snapshots, start and stop.
 #include "db/database.hh"
 
+#include "commitlog/commitlog_replayer.hh"
+#include "mutation/mutation_codec.hh"
 #include "sstables/schema_upgrade.hh"
 #include "runtime/blocking.hh"
 #include "runtime/log.hh"
@@ -47,8 +49,63 @@ bool type_uses(const data_type& t, const std::string& ks, const std::string& nam
 
 } // namespace
 
+namespace {
+
+void put_u32(bytes& out, uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        out.push_back(uint8_t(v >> shift));
+    }
+}
+
+uint32_t get_u32(bytes_view in, size_t& pos, const char* what) {
+    if (in.size() - pos < 4) {
+        throw mutation_codec_error("schema batch: " + std::string(what) + " at offset " + std::to_string(pos) +
+                                   " past the end (" + std::to_string(in.size()) + " bytes)");
+    }
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+        v = (v << 8) | in[pos++];
+    }
+    return v;
+}
+
+} // namespace
+
+bytes encode_schema_batch(const std::vector<mutation>& ms) {
+    bytes out;
+    put_u32(out, uint32_t(ms.size()));
+    for (auto& m : ms) {
+        auto one = encode_mutation(m);
+        put_u32(out, uint32_t(one.size()));
+        out.insert(out.end(), one.begin(), one.end());
+    }
+    return out;
+}
+
+std::vector<bytes_view> decode_schema_batch(bytes_view data) {
+    size_t pos = 0;
+    auto count = get_u32(data, pos, "the count");
+    std::vector<bytes_view> out;
+    for (uint32_t i = 0; i < count; ++i) {
+        auto len = get_u32(data, pos, "a mutation's length");
+        if (data.size() - pos < len) {
+            throw mutation_codec_error("schema batch: mutation " + std::to_string(i) + " at offset " +
+                                       std::to_string(pos) + " has " + std::to_string(len) + " bytes, " +
+                                       std::to_string(data.size() - pos) + " left");
+        }
+        out.push_back(data.subspan(pos, len));
+        pos += len;
+    }
+    if (pos != data.size()) {
+        throw mutation_codec_error("schema batch: " + std::to_string(data.size() - pos) + " bytes after the last mutation");
+    }
+    return out;
+}
+
 struct database::table_entry {
     std::shared_ptr<table> t;
+    // Writes between their commitlog add and their memtable apply hold it: a replacement closes it first.
+    std::unique_ptr<gate> writes = std::make_unique<gate>();
     // An ALTER or TRUNCATE replaces the table: writes wait for it.
     bool paused = false;
     condition_variable resumed;
@@ -69,6 +126,10 @@ std::shared_ptr<table> database::make_table(schema_ptr s) {
     cfg.shard_count = smp::count();
     cfg.memtable_flush_threshold = _cfg.memtable_flush_threshold;
     cfg.write_sstable = _cfg.write_sstable;
+    cfg.commitlog = _commitlog.get();
+    if (_host_id != utils::uuid_bytes{}) {  // known once system.local is read (not for the system tables)
+        cfg.host_id = _host_id;
+    }
     return std::make_shared<table>(std::move(s), std::move(cfg));
 }
 
@@ -160,8 +221,24 @@ future<> database::start() {
             }
         }
     });
+    auto open_log = [](database& db) { return db.open_commitlog_local(); };
+    co_await _container->invoke_on_all(open_log);
     auto start_system = [](database& db) { return db.start_system_tables_local(); };
     co_await _container->invoke_on_all(start_system);
+    // Replay, first the schema changes and the system tables' entries, so that the user tables open under the
+    // schema the last run had (old or new for a change in progress, never a mix).
+    auto replay_start = std::chrono::steady_clock::now();
+    auto add_up = [](replay_summary a, replay_summary b) {
+        a.segments += b.segments;
+        a.replayed += b.replayed;
+        a.skipped += b.skipped;
+        a.no_table += b.no_table;
+        a.corrupt += b.corrupt;
+        a.schema_batches += b.schema_batches;
+        return a;
+    };
+    auto system_pass = [](database& db) { return db.replay_local(true); };
+    auto replayed = co_await _container->map_reduce0(system_pass, replay_summary{}, add_up);
 
     auto full = dht::partition_range::full();
     auto ks_ms = co_await query(schema_tables::keyspaces(), full, full_slice());
@@ -191,6 +268,22 @@ future<> database::start() {
         db._started = true;
     };
     co_await _container->invoke_on_all(install);
+    auto user_pass = [](database& db) { return db.replay_local(false); };
+    auto user = co_await _container->map_reduce0(user_pass, replay_summary{}, add_up);
+    replayed = add_up(replayed, user);
+    replayed.segments = user.segments;
+    if (replayed.segments) {
+        // What was replayed goes to sstables before the segments that held it go.
+        co_await flush_all();
+        auto remove = [](database& db) { return db.delete_replayed_local(); };
+        co_await _container->invoke_on_all(remove);
+    }
+    replayed.millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - replay_start).count();
+    _replay = replayed;
+    dblog.info("commitlog replay: {} segments, {} entries replayed, {} skipped (flushed), {} of dropped tables, "
+               "{} corrupt, {} schema changes, in {:.1f} ms",
+               replayed.segments, replayed.replayed, replayed.skipped, replayed.no_table, replayed.corrupt,
+               replayed.schema_batches, replayed.millis);
     dblog.info("started: {} keyspaces, {} tables, host id {}", cat.keyspaces.size(), cat.tables.size(),
                utils::to_string(_host_id));
 
@@ -230,22 +323,196 @@ future<> database::start() {
 }
 
 future<> database::stop() {
-    // A clean shutdown writes every memtable (there is no commitlog to replay them yet).
+    co_await _background.close();
+    // A clean shutdown writes every memtable (each flush releases its commitlog segments); a crash does not.
     std::vector<std::shared_ptr<table>> tables;
     for (auto& [id, e] : _tables) {
         tables.push_back(e->t);
     }
     for (auto& t : tables) {
-        try {
-            co_await t->flush();
-        } catch (const std::exception& e) {
-            dblog.error("{}: flush at stop failed: {}", qualified(t->schema()->keyspace(), t->schema()->table()), e.what());
+        if (!_crashed) {
+            try {
+                co_await t->flush();
+            } catch (const std::exception& e) {
+                dblog.error("{}: flush at stop failed: {}", qualified(t->schema()->keyspace(), t->schema()->table()),
+                            e.what());
+            }
         }
         co_await t->stop();
     }
     for (auto& [id, e] : _tables) {
         e->resumed.broken();
     }
+    if (_commitlog) {
+        co_await _commitlog->close();
+    }
+}
+
+future<> database::drain() {
+    co_await flush_all();
+    co_await close_commitlog();
+}
+
+future<> database::close_commitlog() {
+    auto release_schema = [](database& db) -> future<> {
+        if (db._last_schema_batch) {
+            co_await db._commitlog->discard_completed_segments(schema_batch_table_id, *db._last_schema_batch);
+        }
+    };
+    co_await _container->invoke_on(0, release_schema);
+    auto close = [](database& db) -> future<> { co_await db._commitlog->close(); };
+    co_await _container->invoke_on_all(close);
+}
+
+future<> database::crash_for_tests() {
+    _crashed = true;
+    if (_commitlog) {
+        co_await _commitlog->close();
+    }
+}
+
+// ---- the commitlog: opening, replay, flush requests ----
+
+future<> database::open_commitlog_local() {
+    auto cfg = _cfg.commitlog;
+    if (cfg.commitlog_directory.empty()) {
+        auto data = std::filesystem::path(_cfg.data_directory).lexically_normal();
+        if (data.filename().empty()) {
+            data = data.parent_path();
+        }
+        cfg.commitlog_directory = (data.parent_path() / "commitlog").string();
+    }
+    auto& dir = cfg.commitlog_directory;
+    co_await run_blocking([&dir] { std::filesystem::create_directories(dir); });
+    // Listed before the log opens: its own segments get ids above these.
+    _replay_segments = co_await commitlog::commitlog_replayer::list_segments(dir, this_shard_id());
+    cfg.request_flush = [this](std::vector<table_id> tables, commitlog::replay_position) {
+        if (!_background.try_enter()) {
+            return;
+        }
+        spawn([this, tables = std::move(tables)]() -> future<> {
+            try {
+                co_await flush_requested(tables);
+            } catch (const std::exception& e) {
+                dblog.warn("flush asked by the commitlog failed: {}", e.what());
+            }
+            _background.leave();
+        });
+    };
+    _commitlog = co_await commitlog::commitlog::create(std::move(cfg), this_shard_id());
+}
+
+future<> database::flush_requested(std::vector<table_id> tables) {
+    for (auto& id : tables) {
+        if (id == schema_batch_table_id) {
+            // Shard 0's schema changes: their mutations are in the system_schema memtables of every shard.
+            auto up_to = _last_schema_batch;
+            auto flush_schema = [](database& db) -> future<> {
+                for (auto& s : schema_tables::all_tables()) {
+                    if (auto* t = db.find_table(s->id())) {
+                        co_await t->flush();
+                    }
+                }
+            };
+            co_await _container->invoke_on_all(flush_schema);
+            if (up_to) {
+                co_await _commitlog->discard_completed_segments(schema_batch_table_id, *up_to);
+            }
+        } else if (auto it = _tables.find(id); it != _tables.end()) {
+            auto t = it->second->t;
+            co_await t->flush();
+        }
+    }
+}
+
+future<replay_summary> database::replay_local(bool system_tables_pass) {
+    replay_summary sum;
+    std::map<table_id, std::pair<uint64_t, uint64_t>> per_table;  // replayed, skipped
+    commitlog::commitlog_replayer::callback cb = [this, system_tables_pass, &sum,
+                                                  &per_table](const commitlog::replay_entry& e) -> future<bool> {
+        if (e.table == schema_batch_table_id) {
+            if (!system_tables_pass) {
+                co_return false;
+            }
+            // Always re-applied (schema mutations are idempotent): each one to its owner shard's memtable.
+            std::vector<mutation> ms;
+            try {
+                for (auto one : decode_schema_batch(e.data)) {
+                    auto* t = find_table(encoded_mutation_table_id(one));
+                    if (!t) {
+                        throw mutation_codec_error("schema batch: a mutation of a table that is not a schema table");
+                    }
+                    ms.push_back(decode_mutation(t->schema(), one));
+                }
+            } catch (const mutation_codec_error& ex) {
+                ++sum.corrupt;
+                dblog.error("commitlog replay: schema change at {} not applied: {}", e.position.to_string(), ex.what());
+                co_return false;
+            }
+            for (auto& m : ms) {
+                auto shard = dht::shard_of(m.decorated_key().get_token(), smp::count());
+                auto hop = [m = std::move(m)](database& db) mutable { return db.apply_unlogged_local(std::move(m)); };
+                co_await _container->invoke_on(shard, std::move(hop));
+            }
+            ++sum.schema_batches;
+            co_return true;
+        }
+        auto it = _tables.find(e.table);
+        if (it == _tables.end()) {
+            sum.no_table += system_tables_pass ? 0 : 1;
+            co_return false;
+        }
+        auto t = it->second->t;
+        if (schema_tables::is_system_keyspace(t->schema()->keyspace()) != system_tables_pass) {
+            co_return false;
+        }
+        // Cassandra's rule: what the table's sstables hold (their greatest commitlog upper bound) is not applied
+        // twice.
+        if (t->flushed_position() && e.position <= *t->flushed_position()) {
+            ++sum.skipped;
+            ++per_table[e.table].second;
+            co_return false;
+        }
+        std::optional<mutation> m;
+        try {
+            m.emplace(decode_mutation(t->schema(), e.data));
+        } catch (const mutation_codec_error& ex) {
+            ++sum.corrupt;
+            dblog.error("commitlog replay: entry at {} of {} not applied: {}", e.position.to_string(),
+                        qualified(t->schema()->keyspace(), t->schema()->table()), ex.what());
+            co_return false;
+        }
+        auto shard = dht::shard_of(m->decorated_key().get_token(), smp::count());
+        if (shard == this_shard_id()) {
+            t->apply_replayed(*m, e.position);
+        } else {
+            // Written under the same shard count (start() checks), so this does not happen; kept correct anyway.
+            auto hop = [m = std::move(*m)](database& db) mutable { return db.apply_unlogged_local(std::move(m)); };
+            co_await _container->invoke_on(shard, std::move(hop));
+        }
+        ++sum.replayed;
+        ++per_table[e.table].first;
+        co_return true;
+    };
+    auto st = co_await commitlog::commitlog_replayer::replay_files(_replay_segments, cb);
+    sum.segments = st.segments;
+    if (system_tables_pass) {
+        sum.corrupt += st.corrupt;  // the segments' own: counted once, in the first pass
+    }
+    for (auto& [id, counts] : per_table) {
+        if (auto* t = find_table(id)) {
+            dblog.info("commitlog replay on shard {}: {}: {} entries replayed, {} skipped", this_shard_id(),
+                       qualified(t->schema()->keyspace(), t->schema()->table()), counts.first, counts.second);
+        }
+    }
+    co_return sum;
+}
+
+future<> database::delete_replayed_local() {
+    for (auto& path : _replay_segments) {
+        co_await remove_file(path);
+    }
+    _replay_segments.clear();
 }
 
 // ---- the schema seam ----
@@ -256,19 +523,20 @@ int64_t database::next_schema_timestamp() {
 }
 
 future<> database::apply_schema_mutations(std::vector<mutation> ms) {
+    if (this_shard_id() != 0) {
+        throw std::logic_error("apply_schema_mutations runs on shard 0");
+    }
+    // One entry for the whole change: replay applies all of it or (a torn tail) none.
+    auto data = encode_schema_batch(ms);
+    auto rp = co_await _commitlog->add(schema_batch_table_id, data);
+    _last_schema_batch = rp;
     std::vector<future<>> writes;
     for (auto& m : ms) {
-        writes.push_back(apply(std::move(m)));
+        auto shard = dht::shard_of(m.decorated_key().get_token(), smp::count());
+        auto hop = [m = std::move(m)](database& db) mutable { return db.apply_unlogged_local(std::move(m)); };
+        writes.push_back(_container->invoke_on(shard, std::move(hop)));
     }
     co_await when_all(std::move(writes));
-    // Interim durability, until the commitlog writes the change as one entry: every shard flushes the schema
-    // tables it wrote. A crash between two shards' flushes can leave part of a change; the commitlog removes that.
-    auto flush_schema = [](database& db) -> future<> {
-        for (auto& s : schema_tables::all_tables()) {
-            co_await db._tables.at(s->id())->t->flush();
-        }
-    };
-    co_await _container->invoke_on_all(flush_schema);
 }
 
 future<> database::notify_schema_changed() {
@@ -554,8 +822,10 @@ future<> database::remove_table_local(table_id id, std::string snapshot_tag) {
     _tables.erase(it);
     auto& s = entry->t->schema();
     _by_name.erase({s->keyspace(), s->table()});
-    // Writes waiting on a replacement find no table now.
+    // Writes waiting on a replacement find no table now; those between their commitlog add and their apply hold
+    // the entry's gate, which dies with it.
     entry->resumed.broadcast();
+    co_await entry->writes->close();
     auto t = entry->t;
     if (!snapshot_tag.empty()) {
         co_await t->flush();
@@ -579,6 +849,9 @@ future<> database::replace_table_local(table_id id, schema_ptr s, bool truncate,
     auto old = e.t;
     std::exception_ptr err;
     try {
+        // Writes already past their commitlog add land in the old version before it is flushed.
+        co_await e.writes->close();
+        e.writes = std::make_unique<gate>();
         // Everything the old version holds goes to sstables (a truncate without snapshot drops it instead), so the
         // new version reads it from there (sstables of the old columns are upgraded as they are read).
         if (!truncate || !snapshot_tag.empty()) {
@@ -737,8 +1010,40 @@ future<> database::apply_local(mutation m) {
     while (entry_for_write(id).paused) {
         co_await entry_for_write(id).resumed.wait();
     }
+    auto& e = entry_for_write(id);
+    auto t = e.t;
+    gate::holder writing(*e.writes);
+    // First the commitlog (its position registers the write in the table's write phase), then the memtable.
+    auto data = encode_mutation(m);
+    uint64_t phase = 0;
+    bool positioned = false;
+    table* tp = t.get();
+    std::function<void(commitlog::replay_position)> on_position = [tp, &phase, &positioned](commitlog::replay_position) {
+        phase = tp->register_write();
+        positioned = true;
+    };
+    commitlog::replay_position rp;
+    try {
+        rp = co_await _commitlog->add(id, data, on_position);
+    } catch (...) {
+        if (positioned) {
+            t->abandon_write(phase);
+        }
+        throw;
+    }
+    if (m.schema() != t->schema()) {
+        t->apply(upgrade_mutation(m, t->schema()), rp, phase);
+    } else {
+        t->apply(m, rp, phase);
+    }
+}
+
+future<> database::apply_unlogged_local(mutation m) {
+    auto id = m.schema()->id();
+    while (entry_for_write(id).paused) {
+        co_await entry_for_write(id).resumed.wait();
+    }
     auto& t = *entry_for_write(id).t;
-    // The commitlog's seam: the write will be appended there first.
     if (m.schema() != t.schema()) {
         t.apply(upgrade_mutation(m, t.schema()));
     } else {

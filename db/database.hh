@@ -3,6 +3,8 @@
 // as mutations of the system_schema tables and applied on every shard; reads, writes, flushes, snapshots.
 #pragma once
 
+#include "commitlog/commitlog.hh"
+#include "commitlog/commitlog_config.hh"
 #include "db/schema_tables.hh"
 #include "db/table.hh"
 #include "mutation/mutation.hh"
@@ -10,6 +12,7 @@
 #include "reader/position_range.hh"
 #include "runtime/condition_variable.hh"
 #include "runtime/future.hh"
+#include "runtime/gate.hh"
 #include "runtime/semaphore.hh"
 #include "runtime/sharded.hh"
 #include "schema/keyspace.hh"
@@ -18,6 +21,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,6 +29,27 @@
 #include <vector>
 
 namespace reef {
+
+// The table id of a commitlog entry holding all the mutations of one schema change (db/README.md, "Durability"):
+// no table has it (a time UUID's version nibble is 1, a name-based one's 3; this one's is f).
+inline constexpr table_id schema_batch_table_id{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+// A schema batch entry's data: a 4-byte big-endian count, then per mutation a 4-byte big-endian length and its
+// encode_mutation bytes; and back (throws mutation_codec_error naming the offset of bad bytes).
+bytes encode_schema_batch(const std::vector<mutation>& ms);
+std::vector<bytes_view> decode_schema_batch(bytes_view data);
+
+// What a start's commitlog replay did (summed over the shards).
+struct replay_summary {
+    uint64_t segments = 0;
+    uint64_t replayed = 0;        // entries applied
+    uint64_t skipped = 0;         // entries at or below their table's flushed position
+    uint64_t no_table = 0;        // entries of tables that no longer exist
+    uint64_t corrupt = 0;         // corrupt entries (the segment's framing or the mutation's bytes)
+    uint64_t schema_batches = 0;  // schema changes re-applied
+    double millis = 0;            // the replay, flushes and deletions included
+};
 
 struct database_config {
     // Cassandra's layout: <data_directory>/<keyspace>/<table>-<id, 32 hex digits>/, shared by the shards
@@ -38,6 +63,9 @@ struct database_config {
     // system.local.release_version: ScyllaDB's "3.0.8", so that Apache cqlsh does not send DESCRIBE to the
     // server (it does for >= 4, and Reef has no server-side DESCRIBE yet; ../shared/notes/cql-clients.md).
     std::string release_version = "3.0.8";
+    // Every shard's commitlog (commitlog_directory empty: <data_directory>/../commitlog). Its request_flush is
+    // the database's own.
+    commitlog::commitlog_config commitlog;
     // Tests inject sstable write failures here (table_config::write_sstable).
     std::function<future<sstables::written_sstable>(mutation_reader&, schema_ptr, sstables::descriptor,
                                                      sstables::writer_options)>
@@ -66,8 +94,21 @@ public:
     // the schema is read from system_schema, every shard opens the user tables, system.local is written (host_id and
     // tokens kept from the last start). Refuses a data directory written with another shard count.
     future<> start();
-    // Per shard (sharded::stop calls it): flushes every table (a clean shutdown loses nothing) and stops them.
+    // Per shard (sharded::stop calls it): flushes every table (a clean shutdown loses nothing), stops them and
+    // closes the commitlog (segments of the last schema change stay unless drain() ran: replayed, harmlessly).
     future<> stop();
+    // From any shard, before sharded::stop: flush_all() then close_commitlog(), which leaves no segment to replay.
+    future<> drain();
+    // From any shard: releases the schema changes' entries (their mutations must be flushed: flush_all) and closes
+    // every shard's commitlog; later writes fail.
+    future<> close_commitlog();
+    // Tests: a crash. Closes this shard's commitlog as it is (what was acknowledged stays on disk) and makes
+    // stop() drop the memtables unflushed. Call on every shard (invoke_on_all).
+    future<> crash_for_tests();
+    // The last start's replay (on the shard start() was called on).
+    const replay_summary& last_replay() const noexcept { return _replay; }
+    // This shard's commitlog (null before start).
+    commitlog::commitlog* get_commitlog() noexcept { return _commitlog.get(); }
 
     // Schema changes, from any shard: decided on shard 0 (one at a time), written as one vector of mutations
     // through apply_schema_mutations, then applied on every shard. Refusals throw schema_change_error.
@@ -89,12 +130,13 @@ public:
     // Empties the table on every shard (auto_snapshot applies).
     future<> truncate(std::string keyspace, std::string table);
 
-    // THE seam of schema durability: writes the mutations of one schema change, each to its owner shard. Today it
-    // then flushes the system_schema tables (interim, until the commitlog exists: the commitlog will write all the
-    // mutations of one change as one entry, so that a crash leaves the old or the new schema).
+    // THE seam of schema durability (on shard 0): writes the mutations of one schema change as one commitlog entry
+    // of schema_batch_table_id, so that a crash leaves the old or the new schema, then applies each on its owner
+    // shard.
     future<> apply_schema_mutations(std::vector<mutation> ms);
 
-    // Writes m to its owner shard's table (later: through the commitlog). m's schema may be an older version of
+    // Writes m to its owner shard's table: appended to that shard's commitlog, then applied to the memtable; the
+    // future resolves then (the acknowledgement). m's schema may be an older version of
     // the table's (its cells are moved to the current columns by name). Throws no_such_table.
     future<> apply(mutation m);
     // The partitions of `range` (a single partition goes to its owner shard only; a range reads every shard),
@@ -139,6 +181,14 @@ private:
     future<> start_system_tables_local();
 
     future<> apply_local(mutation m);
+    // Into the memtable only (schema batches, whose entry is shard 0's).
+    future<> apply_unlogged_local(mutation m);
+    future<> open_commitlog_local();
+    // Replays this shard's segments listed at start: system_tables_pass takes the schema batches and the system
+    // tables' entries, the other pass the user tables'.
+    future<replay_summary> replay_local(bool system_tables_pass);
+    future<> delete_replayed_local();
+    future<> flush_requested(std::vector<table_id> tables);
     future<std::vector<mutation>> query_local(table_id id, dht::partition_range range, clustering_ranges slice,
                                               bool reversed);
     table_entry& entry_for_write(const table_id& id);
@@ -154,6 +204,14 @@ private:
     utils::uuid_bytes _host_id{};
     std::vector<std::string> _tokens;
     bool _started = false;
+    std::unique_ptr<commitlog::commitlog> _commitlog;
+    // The segments of the last run, found at start, replayed, and deleted once flushed.
+    std::vector<std::string> _replay_segments;
+    // Shard 0: the position of the last schema batch (released by drain()).
+    std::optional<commitlog::replay_position> _last_schema_batch;
+    bool _crashed = false;
+    gate _background;
+    replay_summary _replay;
 };
 
 } // namespace reef

@@ -2,6 +2,7 @@
 // mutation_partition; counts the bytes it holds and the timestamps it has seen. Read with make_memtable_reader.
 #pragma once
 
+#include "commitlog/replay_position.hh"
 #include "mutation/mutation.hh"
 #include "mutation/partition_range.hh"
 #include "mutation/token.hh"
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 
 namespace reef {
 
@@ -81,6 +83,21 @@ public:
     write_time::timestamp_type min_timestamp() const noexcept { return _min_timestamp; }
     write_time::timestamp_type max_timestamp() const noexcept { return _max_timestamp; }
 
+    // The commitlog entries this memtable holds (db/README.md, "Durability"): the table's write phase it takes
+    // writes of, and the least and greatest replay positions applied (none when no write came through the log).
+    uint64_t write_phase() const noexcept { return _write_phase; }
+    void set_write_phase(uint64_t p) noexcept { _write_phase = p; }
+    void note_replay_position(commitlog::replay_position rp) noexcept {
+        if (!_max_rp || rp > *_max_rp) {
+            _max_rp = rp;
+        }
+        if (!_min_rp || rp < *_min_rp) {
+            _min_rp = rp;
+        }
+    }
+    const std::optional<commitlog::replay_position>& min_replay_position() const noexcept { return _min_rp; }
+    const std::optional<commitlog::replay_position>& max_replay_position() const noexcept { return _max_rp; }
+
     // Bumped by every apply(): a reader that kept positions across a
     // suspension re-seeks when it changed.
     uint64_t generation() const noexcept { return _generation; }
@@ -103,6 +120,8 @@ private:
     size_t _occupancy = 0;
     write_time::timestamp_type _min_timestamp = std::numeric_limits<write_time::timestamp_type>::max();
     write_time::timestamp_type _max_timestamp = write_time::missing_timestamp;
+    uint64_t _write_phase = 0;
+    std::optional<commitlog::replay_position> _min_rp, _max_rp;
     uint64_t _generation = 0;
 };
 

@@ -76,7 +76,62 @@ future<> table::start() {
             continue;  // another shard's
         }
         _sstables.push_back(co_await sstables::open_sstable(d));
+        note_flushed(_sstables.back());
         _last_generation = std::max(_last_generation, gen);
+    }
+}
+
+namespace {
+
+std::optional<commitlog::replay_position> to_replay_position(const sstables::commitlog_position& p) {
+    if (p.segment_id < 0 || p.position < 0) {
+        return std::nullopt;  // CommitLogPosition.NONE
+    }
+    return commitlog::replay_position{uint64_t(p.segment_id), uint32_t(p.position)};
+}
+
+sstables::commitlog_position to_commitlog_position(const commitlog::replay_position& p) {
+    return sstables::commitlog_position{int64_t(p.segment_id), int32_t(p.offset)};
+}
+
+using interval_list = std::vector<std::pair<sstables::commitlog_position, sstables::commitlog_position>>;
+
+// The union of intervals, sorted and with overlapping ones merged (Cassandra's IntervalSet).
+interval_list merge_intervals(interval_list in) {
+    auto key = [](const sstables::commitlog_position& p) { return std::pair(p.segment_id, p.position); };
+    std::sort(in.begin(), in.end(), [&](auto& a, auto& b) { return key(a.first) < key(b.first); });
+    interval_list out;
+    for (auto& i : in) {
+        if (!out.empty() && key(i.first) <= key(out.back().second)) {
+            if (key(i.second) > key(out.back().second)) {
+                out.back().second = i.second;
+            }
+        } else {
+            out.push_back(i);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+void table::note_flushed(const sstables::shared_sstable& sst) {
+    auto& st = sst->statistics().stats;
+    if (!st) {
+        return;
+    }
+    if (st->originating_host_id && _cfg.host_id && *st->originating_host_id != *_cfg.host_id) {
+        return;  // another host's commitlog positions
+    }
+    // Cassandra's rule at load: the greatest upper bound of the sstables' intervals.
+    auto up = to_replay_position(st->commitlog_upper_bound);
+    for (auto& [a, b] : st->commitlog_intervals) {
+        if (auto e = to_replay_position(b); e && (!up || *e > *up)) {
+            up = e;
+        }
+    }
+    if (up && (!_flushed_position || *up > *_flushed_position)) {
+        _flushed_position = up;
     }
 }
 
@@ -88,6 +143,57 @@ future<> table::stop() {
 
 void table::apply(const mutation& m) {
     _active->apply(m);
+    maybe_seal_and_flush();
+}
+
+uint64_t table::register_write() {
+    ++_writes_in_flight[_write_phase];
+    return _write_phase;
+}
+
+void table::abandon_write(uint64_t phase) {
+    auto it = _writes_in_flight.find(phase);
+    if (it != _writes_in_flight.end() && --it->second == 0) {
+        _writes_in_flight.erase(it);
+        _writes_done.broadcast();
+    }
+}
+
+void table::apply(const mutation& m, commitlog::replay_position rp, uint64_t phase) {
+    // The memtable of the write's phase: the active one, or a sealed one whose flush waits for this write.
+    memtable* target = _active.get();
+    if (phase != _active->write_phase()) {
+        for (auto& mt : _sealed) {
+            if (mt->write_phase() == phase) {
+                target = mt.get();
+            }
+        }
+        if (target == _active.get()) {
+            tlog.error("{}.{}: no memtable of write phase {} (active {}); applied to the active one",
+                       _schema->keyspace(), _schema->table(), phase, _active->write_phase());
+        }
+    }
+    target->apply(m);
+    target->note_replay_position(rp);
+    abandon_write(phase);
+    maybe_seal_and_flush();
+}
+
+void table::apply_replayed(const mutation& m, commitlog::replay_position rp) {
+    _active->apply(m);
+    _active->note_replay_position(rp);
+    maybe_seal_and_flush();
+}
+
+write_time::timestamp_type table::min_unflushed_timestamp() const noexcept {
+    auto result = _active->min_timestamp();
+    for (auto& mt : _sealed) {
+        result = std::min(result, mt->min_timestamp());
+    }
+    return result;
+}
+
+void table::maybe_seal_and_flush() {
     if (_active->occupancy() >= _cfg.memtable_flush_threshold && !_background.is_closed()) {
         seal_active();
         _background.enter();
@@ -108,7 +214,9 @@ void table::apply(const mutation& m) {
 
 void table::seal_active() {
     if (!_active->empty()) {
+        // Writes positioned from now on belong to the next memtable.
         _sealed.push_back(std::exchange(_active, std::make_shared<memtable>(_schema)));
+        _active->set_write_phase(++_write_phase);
     }
 }
 
@@ -123,18 +231,27 @@ sstables::descriptor table::next_descriptor() {
     return sstables::descriptor{_cfg.directory, sstables::sstable_version::me, std::to_string(gen), "big"};
 }
 
-future<sstables::written_sstable> table::write(mutation_reader& r, sstables::descriptor d) {
-    return _cfg.write_sstable(r, _schema, std::move(d), sstables::writer_options_for(*_schema));
-}
-
 future<> table::flush_sealed() {
     auto units = co_await get_units(_flush_sem, 1);
     while (!_sealed.empty()) {
         auto mt = _sealed.front();
+        // The writes of its phase positioned but not applied yet go into it: wait for them.
+        auto phase = mt->write_phase();
+        co_await _writes_done.wait([this, phase] {
+            return _writes_in_flight.empty() || _writes_in_flight.begin()->first > phase;
+        });
         auto d = next_descriptor();
+        auto opts = sstables::writer_options_for(*_schema);
+        opts.originating_host_id = _cfg.host_id;
+        if (mt->min_replay_position()) {
+            opts.commitlog_intervals.emplace_back(to_commitlog_position(*mt->min_replay_position()),
+                                                  to_commitlog_position(*mt->max_replay_position()));
+        }
         auto r = make_memtable_reader(mt, _schema, read_options{});
         try {
-            co_await with_closeable(std::move(r), [this, &d](mutation_reader& r) { return write(r, d); });
+            co_await with_closeable(std::move(r), [this, &d, &opts](mutation_reader& r) {
+                return _cfg.write_sstable(r, _schema, d, opts);
+            });
         } catch (...) {
             ++_failed_flushes;
             throw;
@@ -147,7 +264,13 @@ future<> table::flush_sealed() {
         if (_cache) {
             _cache->invalidate(*mt);
         }
+        note_flushed(_sstables.back());
         ++_flushes;
+        // Every entry of the table positioned at or before the memtable's last is in an sstable now (the
+        // memtables before it are flushed, in order, and later phases took later positions).
+        if (_cfg.commitlog && mt->max_replay_position()) {
+            co_await _cfg.commitlog->discard_completed_segments(_schema->id(), *mt->max_replay_position());
+        }
     }
 }
 
@@ -258,6 +381,12 @@ write_time::timestamp_type table::max_purgeable(const dht::decorated_key& k,
     for (auto& mt : _sealed) {
         consider_memtable(*mt);
     }
+    // The purge guard (ScyllaDB issue 14870): the commitlog segments not yet discarded for this table may hold
+    // older data of the key that a crash would replay, so no tombstone at or above their least timestamp is
+    // purged. Those entries are the memtables' (a flush discards its own, replay skips what sstables hold).
+    if (_cfg.commitlog) {
+        result = std::min(result, min_unflushed_timestamp());
+    }
     for (auto& sst : _sstables) {
         if (std::find(compacting.begin(), compacting.end(), sst) == compacting.end() && sst->may_contain(k)) {
             result = std::min(result, sst->min_timestamp());
@@ -284,7 +413,20 @@ future<> table::compact_all(deletion_time_type now) {
                                              return max_purgeable(k, compacting);
                                          });
     auto d = next_descriptor();
-    auto written = co_await with_closeable(std::move(reader), [this, &d](mutation_reader& r) { return write(r, d); });
+    // The output holds what its inputs held of the commitlog: the union of their intervals.
+    auto opts = sstables::writer_options_for(*_schema);
+    interval_list intervals;
+    for (auto& sst : compacting) {
+        if (auto& st = sst->statistics().stats) {
+            for (auto& i : st->commitlog_intervals) {
+                intervals.push_back(i);
+            }
+        }
+    }
+    opts.commitlog_intervals = merge_intervals(std::move(intervals));
+    auto written = co_await with_closeable(std::move(reader), [this, &d, &opts](mutation_reader& r) {
+        return _cfg.write_sstable(r, _schema, d, opts);
+    });
     sstables::shared_sstable out;
     if (written.partitions) {
         out = co_await sstables::open_sstable(d);

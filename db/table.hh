@@ -2,21 +2,26 @@
 // in the background, reads merge memtables and sstables with no window that misses data; major compaction.
 #pragma once
 
+#include "commitlog/commitlog.hh"
 #include "db/memtable.hh"
 #include "db/row_cache.hh"
 #include "reader/combined_reader.hh"
 #include "reader/mutation_reader.hh"
 #include "reader/read_options.hh"
+#include "runtime/condition_variable.hh"
 #include "runtime/future.hh"
 #include "runtime/gate.hh"
 #include "runtime/semaphore.hh"
 #include "sstables/sstable.hh"
 #include "sstables/writer.hh"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +46,13 @@ struct table_config {
     std::function<future<sstables::written_sstable>(mutation_reader&, schema_ptr, sstables::descriptor,
                                                      sstables::writer_options)>
         write_sstable;
+    // The shard's commitlog (null: none): after a flush, discard_completed_segments(table, the memtable's greatest
+    // position).
+    commitlog::commitlog* commitlog = nullptr;
+    // The node's host id (unknown while the system tables start): its flushes name it as Statistics.db's
+    // originating host id, and the flushed position ignores the intervals of sstables another host wrote
+    // (Cassandra's rule: their commitlog positions are that host's).
+    std::optional<std::array<uint8_t, 16>> host_id;
 };
 
 class table {
@@ -58,6 +70,23 @@ public:
 
     // Into the active memtable; seals it and starts a background flush when it reaches the threshold.
     void apply(const mutation& m);
+
+    // Writes through the commitlog (db/README.md, "Durability"). A write registers once the commitlog gives it its
+    // position (commitlog::add's on_position), in the table's current write phase, which this returns; then it
+    // applies with that position and phase: into the memtable that took that phase's writes, so that a memtable
+    // holds exactly the entries positioned while it was active, and its flush waits for those still in flight.
+    // abandon_write: the add failed after the position was given.
+    uint64_t register_write();
+    void apply(const mutation& m, commitlog::replay_position rp, uint64_t phase);
+    void abandon_write(uint64_t phase);
+    // A commitlog entry replayed at start (rp: its position in a segment of the last run) into the active memtable.
+    void apply_replayed(const mutation& m, commitlog::replay_position rp);
+    // The greatest commitlog position its sstables hold (their Statistics.db commitlog intervals, loaded at
+    // start() and advanced by each flush): replay skips entries at or below it. None: no sstable has one.
+    const std::optional<commitlog::replay_position>& flushed_position() const noexcept { return _flushed_position; }
+    // The least write timestamp of the data its commitlog segments not yet discarded may hold (the memtables'
+    // least, kept until the flush that discards them): a tombstone at or above it is not purged (purge guard).
+    write_time::timestamp_type min_unflushed_timestamp() const noexcept;
 
     // Everything in opts.range: the active memtable, the sealed ones not yet flushed, and the sstables, merged (see
     // make_combined_reader; every source with its max_timestamp; a single source is read directly, and empty
@@ -83,6 +112,7 @@ public:
     // when the partition starts: the memtables (active and sealed) holding the key, and the sstables flushed
     // since the compaction started whose bloom filter admits it. Writes applied to the key after its partition
     // started are not taken into account (as in Cassandra: they are assumed not to be older than gc_grace).
+    // With a commitlog, also no more than min_unflushed_timestamp() (the purge guard), whatever the key.
     future<> compact_all(deletion_time_type now);
 
     // Observers (tests, metrics).
@@ -97,9 +127,10 @@ public:
 
 private:
     void seal_active();
+    void maybe_seal_and_flush();
+    void note_flushed(const sstables::shared_sstable& sst);
     future<> flush_sealed();
     sstables::descriptor next_descriptor();
-    future<sstables::written_sstable> write(mutation_reader& r, sstables::descriptor d);
     // What the row cache reads: the sstable set as it is when called, merged, forward, without forwarding.
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);
@@ -116,6 +147,11 @@ private:
     semaphore _flush_sem{1};
     semaphore _compaction_sem{1};
     gate _background;
+    // The write phase of the active memtable; writes registered and not applied yet, by phase.
+    uint64_t _write_phase = 0;
+    std::map<uint64_t, size_t> _writes_in_flight;
+    condition_variable _writes_done;
+    std::optional<commitlog::replay_position> _flushed_position;
     uint64_t _flushes = 0;
     uint64_t _failed_flushes = 0;
 };

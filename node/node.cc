@@ -1,10 +1,11 @@
 // The node's start-up, wait and drain. See node.hh for the contract.
 //
-// Each start-up step is logged with its duration, and only steps that happen are logged: the CQL server,
-// the commitlog and the tables will add theirs (and their drain steps) as they arrive.
+// Each start-up step is logged with its duration, and only steps that happen are logged: the CQL server will add
+// its own (and its drain step) when it arrives.
 #include "node/node.hh"
 
 #include "cache/tracker.hh"
+#include "db/database.hh"
 #include "node/config.hh"
 #include "node/directory_lock.hh"
 #include "node/drain.hh"
@@ -12,6 +13,7 @@
 #include "runtime/condition_variable.hh"
 #include "runtime/log.hh"
 #include "runtime/reactor.hh"
+#include "runtime/sharded.hh"
 #include "runtime/smp.hh"
 
 #include <fmt/format.h>
@@ -19,6 +21,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -63,6 +66,74 @@ void on_stop_signal(node_state& st, int signo) {
     ::_exit(128 + signo);
 }
 
+database_config make_database_config(const node_state& st) {
+    database_config d;
+    auto dirs = st.cfg.data_directories();
+    d.data_directory = dirs.front();
+    d.cluster_name = st.cfg.cluster_name;
+    d.auto_snapshot = st.cfg.auto_snapshot;
+    auto& c = d.commitlog;
+    c.commitlog_directory = st.cfg.commitlog_dir();
+    c.commitlog_sync = st.cfg.commitlog_sync == commitlog_sync_mode::batch ? commitlog::sync_mode::batch
+                                                                            : commitlog::sync_mode::periodic;
+    c.commitlog_sync_period_in_ms = uint64_t(st.cfg.commitlog_sync_period_in_ms);
+    c.commitlog_segment_size_in_mb = uint64_t(st.cfg.commitlog_segment_size_in_mb);
+    // The node's space, shared by the shards' logs. -1: ScyllaDB sizes it from the memory; without --memory,
+    // Cassandra's 8 GiB.
+    uint64_t total_mb = st.cfg.commitlog_total_space_in_mb >= 0 ? uint64_t(st.cfg.commitlog_total_space_in_mb)
+                        : st.memory                             ? st.memory >> 20
+                                                                : 8192;
+    c.commitlog_total_space_in_mb = std::max<uint64_t>(total_mb / smp::count(), 2 * c.commitlog_segment_size_in_mb);
+    return d;
+}
+
+// Starts the sharded database and registers its drain steps: the memtables flush, then the commitlog closes.
+future<> start_database(node_state& st, sharded<database>& db) {
+    auto step_start = clock_type::now();
+    auto dirs = st.cfg.data_directories();
+    if (dirs.size() > 1) {
+        nlog.warn("data_file_directories: {} given, only the first ({}) is used", dirs.size(), dirs.front());
+    }
+    auto dcfg = make_database_config(st);
+    co_await db.start(&db, dcfg);
+    co_await db.local().start();
+    // Per table, the sstables every shard loaded (the system tables included).
+    auto count = [](database& d) {
+        std::map<std::string, size_t> out;
+        for (auto& ks : d.keyspace_names()) {
+            for (auto& s : d.tables_of(ks)) {
+                if (auto* t = d.find_table(s->id())) {
+                    out[ks + "." + s->table()] += t->sstable_count();
+                }
+            }
+        }
+        return out;
+    };
+    auto add = [](std::map<std::string, size_t> a, std::map<std::string, size_t> b) {
+        for (auto& [name, n] : b) {
+            a[name] += n;
+        }
+        return a;
+    };
+    auto loaded = co_await db.map_reduce0(count, std::map<std::string, size_t>(), add);
+    size_t total = 0;
+    for (auto& [name, n] : loaded) {
+        if (n) {
+            nlog.info("sstables loaded: {}: {}", name, n);
+        }
+        total += n;
+    }
+    auto& r = db.local().last_replay();
+    nlog.info("commitlog replay: {} segments, {} entries replayed, {} skipped, {} of dropped tables, {} corrupt, "
+              "{} schema changes in {:.1f} ms",
+              r.segments, r.replayed, r.skipped, r.no_table, r.corrupt, r.schema_batches, r.millis);
+    nlog.info("database: {} tables, {} sstables, commitlog {} in {}, started in {:.1f} ms", loaded.size(), total,
+              st.cfg.commitlog_sync == commitlog_sync_mode::batch ? "batch" : "periodic", st.cfg.commitlog_dir(),
+              ms_since(step_start));
+    st.stop_steps.add("close the commitlog", [&db] { return db.local().close_commitlog(); });
+    st.stop_steps.add("flush memtables", [&db] { return db.local().flush_all(); });
+}
+
 future<int> serve(node_state& st) {
     nlog.info("runtime: {} shards on {} in {:.1f} ms", smp::count(), to_string(current_io_backend()),
               ms_since(st.runtime_start));
@@ -79,6 +150,17 @@ future<int> serve(node_state& st) {
         nlog.info("memory: {} MiB per shard, cache budget {} MiB per shard in {:.1f} ms",
                   st.memory / smp::count() >> 20, applied >> 20, ms_since(step_start));
     }
+    sharded<database> db;
+    std::exception_ptr failed_start;
+    try {
+        co_await start_database(st, db);
+    } catch (...) {
+        failed_start = std::current_exception();
+    }
+    if (failed_start) {
+        co_await db.stop();
+        std::rethrow_exception(failed_start);
+    }
     engine().handle_signal(SIGTERM, [&st] { on_stop_signal(st, SIGTERM); });
     engine().handle_signal(SIGINT, [&st] { on_stop_signal(st, SIGINT); });
     if (st.test_drain_delay_ms > 0) {
@@ -92,6 +174,7 @@ future<int> serve(node_state& st) {
     co_await st.stop_requested.wait([&st] { return st.signals_seen > 0; });
     auto drain_start = clock_type::now();
     size_t failed = co_await st.stop_steps.run();
+    co_await db.stop();
     if (failed) {
         nlog.error("drain finished in {:.1f} ms with {} failed steps", ms_since(drain_start), failed);
         co_return 1;

@@ -15,7 +15,9 @@
 #include "utils/big_endian.hh"
 #include "utils/crc32.hh"
 
+#include <algorithm>
 #include <filesystem>
+#include <tuple>
 #include <stdexcept>
 #include <system_error>
 
@@ -558,6 +560,18 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
         co_await write_whole_file(p, serialize_bloom_filter(filter, v));
         auto sm = stats.build(ratio);
         sm.originating_host_id = opts.originating_host_id;
+        if (!opts.commitlog_intervals.empty()) {
+            sm.commitlog_intervals = opts.commitlog_intervals;
+            auto by_position = [](const commitlog_position& a, const commitlog_position& b) {
+                return std::tie(a.segment_id, a.position) < std::tie(b.segment_id, b.position);
+            };
+            sm.commitlog_lower_bound = opts.commitlog_intervals.front().first;
+            sm.commitlog_upper_bound = opts.commitlog_intervals.front().second;
+            for (auto& [a, b] : opts.commitlog_intervals) {
+                sm.commitlog_lower_bound = std::min(sm.commitlog_lower_bound, a, by_position);
+                sm.commitlog_upper_bound = std::max(sm.commitlog_upper_bound, b, by_position);
+            }
+        }
         p = d.filename(component_type::statistics);
         st.created.push_back(p);
         // Named, not built inside co_await (ARCHITECTURE.md, coroutine rule 2).

@@ -38,6 +38,10 @@ struct writer_options {
     encoding_stats stats{encoding_timestamp_epoch, encoding_deletion_time_epoch, 0};
     std::string partitioner = "org.apache.cassandra.dht.Murmur3Partitioner";
     std::optional<uuid_bytes> originating_host_id;
+    // The commitlog positions the data covers (Statistics.db's commitlog intervals, Cassandra's IntervalSet):
+    // a flush's [least, greatest] position of its memtable, a compaction's inputs' intervals. Empty: none
+    // (lower and upper bound CommitLogPosition.NONE).
+    std::vector<std::pair<commitlog_position, commitlog_position>> commitlog_intervals;
 };
 
 // The options a table's schema asks for: its compression map ({'enabled': 'false'}, 'class',

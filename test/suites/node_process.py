@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The node as a process: `reef --workdir DIR --smp 2` with a configuration file of free ports starts and logs
-"ready"; a second node on the same directory is refused naming the directory and the first node's pid; SIGTERM
-drains and exits 0; with a slow drain step (the hidden --test-drain-delay-ms) a second SIGINT exits at once with
-128 + SIGINT; a bad value in the file stops start-up naming the key, file and line. Also `reef --version`.
-Run by test.py with REEF_BUILD_DIR (build/<mode>); every node started is stopped by its pid in a finally."""
+"""The node as a process: `reef --workdir DIR --smp 2` with a configuration file of free ports starts the database
+(sstables loaded, commitlog replayed) and logs "ready"; a second node on the same directory is refused naming the
+directory and the first node's pid; SIGTERM drains (memtables flushed, commitlog closed: no segment left) and
+exits 0, and the next start loads the flushed sstables; with a slow drain step (the hidden --test-drain-delay-ms) a
+second SIGINT exits at once with 128 + SIGINT; a bad value in the file stops start-up naming the key, file and
+line. Also `reef --version`. Run by test.py with REEF_BUILD_DIR (build/<mode>); every node started is stopped by
+its pid in a finally."""
 import os
 import signal
 import socket
@@ -99,7 +101,8 @@ def main():
             first.wait_for('ready:', START_TIMEOUT)
             text = first.text()
             for step in ('config: read ' + cfg, 'directories locked: ', 'runtime: 2 shards',
-                         'memory: 256 MiB per shard, cache budget 128 MiB per shard'):
+                         'memory: 256 MiB per shard, cache budget 128 MiB per shard',
+                         'commitlog replay: 0 segments', 'database: '):
                 check(step in text, f'start-up step {step!r} not logged:\n{text}')
 
             second = node(tmp, args, 'second')
@@ -116,12 +119,21 @@ def main():
             text = first.text()
             check(rc == 0, f'SIGTERM: exit code {rc}:\n{text}')
             check('received SIGTERM: draining' in text and 'drain finished' in text, f'no drain logged:\n{text}')
+            for step in ('draining: flush memtables', 'draining: close the commitlog'):
+                check(step in text, f'drain step {step!r} not logged:\n{text}')
+            # A clean stop leaves nothing to replay: every segment was discarded and deleted.
+            segments = [n for n in os.listdir(os.path.join(work, 'commitlog')) if n.startswith('CommitLog-')]
+            check(not segments, f'commitlog segments left after SIGTERM: {segments}')
             print(f'SIGTERM to exit: {time.monotonic() - start:.2f} s')
 
             # The lock went with the first node: a new one starts on the same directory.
             slow = node(tmp, args + ['--test-drain-delay-ms', '600000'], 'slow')
             nodes.append(slow)
             slow.wait_for('ready:', START_TIMEOUT)
+            # It found what the first one flushed, and nothing to replay.
+            text = slow.text()
+            for step in ('sstables loaded: system_schema.tables: ', 'commitlog replay: 0 segments'):
+                check(step in text, f'restart: {step!r} not logged:\n{text}')
             slow.proc.send_signal(signal.SIGINT)
             slow.wait_for('draining: test delay', STOP_TIMEOUT)
             start = time.monotonic()

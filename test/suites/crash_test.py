@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The crash test: `reef crash-writer` (test/drivers/crash_writer.cc) writes random inserts, updates, row, range and
+partition deletes to a database with 2 shards, 64 KiB memtables and 64 KiB commitlog segments (flushes, segment
+switches, discards and back-pressure all the time), appending each acknowledged write to an ack file; it is killed
+with SIGKILL at a random moment (mostly while writing, sometimes during start-up and replay), and after each kill
+`reef crash-writer --verify` replays the commitlog and compares every row with the ack file's model: 0 rows lost,
+resurrected or phantom. 20 cycles in batch mode, 4 in periodic mode (acknowledged after the write, before the
+fdatasync: a process crash loses nothing either, the page cache survives it); fewer in debug builds.
+REEF_CRASH_SEED repeats a run. Run by test.py with REEF_BUILD_DIR (build/<mode>); every process started is killed
+by its pid in a finally."""
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.environ.get('REEF_BUILD_DIR', 'build/dev')
+REEF = os.path.join(BUILD, 'reef')
+DEBUG = 'debug' in os.path.basename(os.path.normpath(BUILD))
+START_TIMEOUT = 120 if DEBUG else 60
+VERIFY = re.compile(r'verify: (\d+) acked writes, (\d+) in flight, (\d+) torn lines; (\d+) live rows; '
+                    r'lost (\d+) resurrected (\d+) phantom (\d+) .*replay: (\d+) segments, (\d+) replayed, '
+                    r'(\d+) skipped, (\d+) corrupt')
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def writer_args(work, mode, seed, acks):
+    return [REEF, 'crash-writer', '--workdir', work, '--smp', '2', '--no-pin-threads', '--commitlog-sync', mode,
+            '--seed', str(seed), '--ack-file', acks, '--memtable-threshold', '65536', '--segment-kb', '64']
+
+
+def wait_for_text(path, needle, proc, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(path, errors='replace') as f:
+            if needle in f.read():
+                return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.02)
+    return False
+
+
+def run_cycles(tmp, mode, cycles, seed, rng, procs):
+    work = os.path.join(tmp, mode)
+    acks = os.path.join(tmp, f'{mode}.acks')
+    totals = {'kills': 0, 'early': 0, 'acked': 0, 'replayed': 0, 'skipped': 0, 'segments': 0}
+    for cycle in range(cycles):
+        out_path = os.path.join(tmp, f'{mode}-{cycle}.out')
+        with open(out_path, 'w') as out:
+            p = subprocess.Popen(writer_args(work, mode, seed, acks) + ['--cycle', str(cycle)], stdout=out,
+                                 stderr=subprocess.STDOUT)
+        procs.append(p)
+        if rng.random() < 0.2:
+            # During start-up: the last cycle's replay, its flushes and segment deletions.
+            time.sleep(rng.uniform(0.0, 0.4))
+            totals['early'] += 1
+        else:
+            started = wait_for_text(out_path, ' writing ', p, START_TIMEOUT)
+            with open(out_path, errors='replace') as f:
+                text = f.read()
+            check(started, f'{mode} cycle {cycle}: the writer did not start writing:\n{text[-4000:]}')
+            time.sleep(rng.uniform(0.05, 1.5))
+        if p.poll() is None:
+            p.kill()
+            totals['kills'] += 1
+        p.wait(timeout=30)
+        if p.returncode not in (0, -9):
+            with open(out_path, errors='replace') as f:
+                check(False, f'{mode} cycle {cycle}: the writer exited with {p.returncode}:\n{f.read()[-4000:]}')
+        v = subprocess.run(writer_args(work, mode, seed, acks) + ['--verify'], capture_output=True, text=True,
+                           timeout=START_TIMEOUT * 2)
+        text = v.stdout + v.stderr
+        m = VERIFY.search(text)
+        check(m is not None, f'{mode} cycle {cycle}: no verify line (exit {v.returncode}):\n{text[-6000:]}')
+        acked, flying, torn, live, lost, resurrected, phantom, segs, replayed, skipped, corrupt = map(int, m.groups())
+        print(f'{mode} cycle {cycle}: {acked} acked, {flying} in flight, {live} live rows, replay {segs} segments '
+              f'{replayed} replayed {skipped} skipped {corrupt} corrupt; lost {lost} resurrected {resurrected} '
+              f'phantom {phantom}', flush=True)
+        problems = '\n'.join(l for l in text.splitlines() if l.startswith(('LOST', 'RESURRECTED', 'PHANTOM')))
+        check(v.returncode == 0 and lost == 0 and resurrected == 0 and phantom == 0,
+              f'{mode} cycle {cycle}: verify exit {v.returncode}, seed {seed}:\n{problems[:6000]}')
+        totals['acked'] = acked
+        totals['replayed'] += replayed
+        totals['skipped'] += skipped
+        totals['segments'] += segs
+    return totals
+
+
+def main():
+    seed = int(os.environ.get('REEF_CRASH_SEED', random.randrange(1, 1 << 30)))
+    rng = random.Random(seed)
+    batch_cycles, periodic_cycles = (6, 2) if DEBUG else (20, 4)
+    print(f'crash_test: seed {seed} (REEF_CRASH_SEED repeats it), {REEF}', flush=True)
+    procs = []
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix='reef-crash-', dir='/var/tmp') as tmp:
+        try:
+            results = {}
+            for mode, cycles in (('batch', batch_cycles), ('periodic', periodic_cycles)):
+                results[mode] = (cycles, run_cycles(tmp, mode, cycles, seed, rng, procs))
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    parts = [f'{mode}: {cycles} cycles, {t["kills"]} kills ({t["early"]} during start-up), {t["acked"]} acked writes, '
+             f'{t["replayed"]} replayed, {t["skipped"]} skipped, {t["segments"]} segments'
+             for mode, (cycles, t) in results.items()]
+    print(f'crash_test: 0 lost, 0 resurrected, 0 phantom; {"; ".join(parts)}; '
+          f'{time.monotonic() - start:.1f} s')
+
+
+if __name__ == '__main__':
+    try:
+        main()
+    except AssertionError as e:
+        print(f'FAILED: {e}', file=sys.stderr)
+        sys.exit(1)

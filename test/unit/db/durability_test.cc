@@ -1,0 +1,379 @@
+// The database's durability through the commitlog: random writes from every shard (with flushes under a small
+// threshold), then a clean stop (drain: no segment left) or a crash (commitlog closed as it is, memtables dropped
+// unflushed), a restart, and every table read against a model; a counter table proves that entries already in
+// sstables are skipped (replayed twice they would add up twice); a schema change survives a crash; the flush's
+// sstable carries its memtable's commitlog interval; the purge guard keeps a tombstone while the commitlog holds
+// older data.
+#include "db/database.hh"
+#include "mutation/counter.hh"
+#include "runtime/app.hh"
+#include "runtime/smp.hh"
+#include "sstables/sstable.hh"
+#include "test/lib/mutation_model.hh"
+#include "test/lib/random_mutation.hh"
+#include "test/lib/reef_test.hh"
+#include "test/lib/simple_keys.hh"
+#include "test/lib/tmpdir.hh"
+#include "test/lib/writable_mutation.hh"
+
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+
+using namespace reef;
+using namespace reef::testing;
+
+namespace {
+
+keyspace_definition simple_keyspace(std::string name) {
+    return keyspace_definition{std::move(name), {{"class", "SimpleStrategy"}, {"replication_factor", "1"}}, true};
+}
+
+database_config config_in(const tmpdir& dir, size_t flush_threshold, commitlog::sync_mode mode) {
+    database_config cfg;
+    cfg.data_directory = dir.path() + "/data";
+    cfg.memtable_flush_threshold = flush_threshold;
+    cfg.commitlog.commitlog_directory = dir.path() + "/commitlog";
+    cfg.commitlog.commitlog_sync = mode;
+    cfg.commitlog.commitlog_sync_period_in_ms = 5;
+    cfg.commitlog.segment_size_in_bytes = 128 * 1024;  // many segments, switched and discarded
+    return cfg;
+}
+
+// Not inside a co_await expression (coroutine rule 7).
+clustering_ranges full_slice() { return clustering_ranges{position_range::full()}; }
+
+enum class ending { drain, stop, crash };
+
+// Runs body(db) on a database started on cfg's directories, then ends it as asked (a crash: every shard's
+// commitlog closed as it is and the memtables dropped unflushed).
+template <typename Body>
+future<> with_database(database_config cfg, ending how, Body body) {
+    sharded<database> db;
+    co_await db.start(&db, cfg);
+    std::exception_ptr err;
+    try {
+        co_await db.local().start();
+        co_await body(db);
+        if (how == ending::drain) {
+            co_await db.local().drain();
+        } else if (how == ending::crash) {
+            auto crash = [](database& d) { return d.crash_for_tests(); };
+            co_await db.invoke_on_all(crash);
+        }
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await db.stop();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+}
+
+future<> apply_from(sharded<database>& db, shard_id shard, mutation m) {
+    auto write = [m = std::move(m)](database& d) { return d.apply(m); };
+    co_await db.invoke_on(shard, write);
+}
+
+size_t segments_in(const std::string& dir) {
+    size_t n = 0;
+    for (auto& e : std::filesystem::directory_iterator(dir)) {
+        n += e.is_regular_file();
+    }
+    return n;
+}
+
+std::vector<mutation> canonical(std::vector<mutation> ms) {
+    for (auto& m : ms) {
+        m.partition().drop_shadowed();
+    }
+    std::erase_if(ms, is_empty);
+    return ms;
+}
+
+future<> check_tables(database& db, const std::map<std::string, mutation_model>& models, const std::string& when) {
+    auto full = dht::partition_range::full();
+    for (auto& [name, model] : models) {
+        auto s = db.find_schema("ks", name);
+        BOOST_REQUIRE_MESSAGE(s, when << ": no table ks." << name);
+        auto slice = full_slice();
+        auto got = canonical(co_await db.query(s, full, slice));
+        auto expected = canonical_mutations(s, expected_read(model, full, slice, false), false);
+        std::erase_if(expected, is_empty);
+        BOOST_REQUIRE_MESSAGE(got == expected, when << ": ks." << name << ":\n" << describe(got) << "!=\n"
+                                                    << describe(expected));
+    }
+}
+
+// Random writes to every random test schema's table from random shards, some explicit flushes.
+future<> write_randomly(sharded<database>& db, uint64_t seed, int writes, std::map<std::string, mutation_model>& models) {
+    for (auto& base : random_test_schemas()) {
+        auto s = db.local().find_schema("ks", base->table());
+        if (!s) {
+            s = co_await db.local().create_table(base);
+        }
+        mutation_generator g(s, seed + models.size());
+        auto& model = models[s->table()];
+        for (int i = 0; i < writes; ++i) {
+            auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 40)), 5));
+            apply_to_model(model, m);
+            co_await apply_from(db, shard_id(g.rnd(0, int(smp::count()) - 1)), std::move(m));
+            if (g.rnd(0, 60) == 0) {
+                co_await db.local().flush("ks", s->table());
+            }
+        }
+    }
+}
+
+future<> random_writes_then(ending how, commitlog::sync_mode mode) {
+        uint64_t seed = pick_seed();
+        BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat), shards " << smp::count());
+        tmpdir dir;
+        auto cfg = config_in(dir, 30000, mode);
+        std::map<std::string, mutation_model> models;
+        for (int round = 0; round < 3; ++round) {
+            auto body = [&](sharded<database>& db) -> future<> {
+                if (round == 0) {
+                    co_await db.local().create_keyspace(simple_keyspace("ks"));
+                } else {
+                    // What the last run acknowledged is all there, from sstables and replayed entries.
+                    co_await check_tables(db.local(), models, "after restart " + std::to_string(round));
+                    auto& r = db.local().last_replay();
+                    BOOST_TEST_MESSAGE("replayed " << r.replayed << ", skipped " << r.skipped << ", corrupt " << r.corrupt);
+                    BOOST_REQUIRE_EQUAL(r.corrupt, 0u);
+                    if (how == ending::crash) {
+                        BOOST_REQUIRE_GT(r.replayed, 0u);
+                    } else {
+                        BOOST_REQUIRE_EQUAL(r.replayed, 0u);
+                    }
+                }
+                co_await write_randomly(db, seed + 100 * round, 120, models);
+                co_await check_tables(db.local(), models, "before stop " + std::to_string(round));
+            };
+            co_await with_database(cfg, how, body);
+            if (how == ending::drain) {
+                BOOST_REQUIRE_EQUAL(segments_in(cfg.commitlog.commitlog_directory), 0u);
+            }
+        }
+        auto last = [&](sharded<database>& db) -> future<> {
+            co_await check_tables(db.local(), models, "at the end");
+            BOOST_REQUIRE_EQUAL(db.local().last_replay().segments > 0, how != ending::drain);
+        };
+        co_await with_database(cfg, ending::drain, last);
+        // Replayed segments are deleted once their data is flushed.
+        BOOST_REQUIRE_EQUAL(segments_in(cfg.commitlog.commitlog_directory), 0u);
+}
+
+schema_ptr counter_schema() {
+    return schema_builder("ks", "counts")
+        .with_column("pk", int32_type(), column_kind::partition_key)
+        .with_column("ck", int32_type(), column_kind::clustering_key)
+        .with_column("n", counter_type(), column_kind::regular_column)
+        .build();
+}
+
+// An increment as a local shard (a delta: two of them add up, as pre-2.1 Cassandra's local shards).
+mutation increment(const schema_ptr& s, int key, int64_t by, int64_t ts) {
+    mutation m(s, pkey(key));
+    deletable_row r;
+    counter_id id{};
+    id[0] = 7;
+    auto ctx = counter_context_builder().add_local(id, 1, by).serialize();
+    apply_cell(r.cells, 0, atomic_cell::make_live(ts, ctx), s->regular_columns());
+    m.partition().apply_row(*s, ck(0), r);
+    return m;
+}
+
+future<int64_t> counter_value(database& db, const schema_ptr& s, int key) {
+    auto k = pkey(key);
+    auto pr = dht::partition_range::singular(k);
+    auto slice = full_slice();
+    auto got = co_await db.query(s, pr, slice);
+    if (got.empty() || got[0].partition().rows().empty()) {
+        co_return 0;
+    }
+    auto* c = got[0].partition().rows().begin()->second.cells.find(0);
+    BOOST_REQUIRE(c);
+    co_return counter_total(std::get<atomic_cell>(*c).value());
+}
+
+std::vector<column_definition> added_column() { return {{"w", int32_type(), column_kind::regular_column}}; }
+
+// ks.t altered (w added), ks.counts dropped, as the crashed run left them.
+void check_schema_after_crash(database& db, const table_id& id) {
+    BOOST_REQUIRE(db.find_keyspace("ks"));
+    auto s = db.find_schema("ks", "t");
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE(s->id() == id);
+    BOOST_REQUIRE(s->find_column("w"));
+    BOOST_REQUIRE(!db.find_schema("ks", "counts"));
+    BOOST_REQUIRE_GT(db.last_replay().schema_batches, 0u);
+}
+
+} // namespace
+
+REEF_TEST_CASE(random_writes_clean_stop_and_restart_leave_no_segment) {
+    co_await random_writes_then(ending::drain, commitlog::sync_mode::batch);
+}
+
+REEF_TEST_CASE(random_writes_stop_without_drain_and_restart) {
+    co_await random_writes_then(ending::stop, commitlog::sync_mode::periodic);
+}
+
+REEF_TEST_CASE(random_writes_crash_and_restart_batch) {
+    co_await random_writes_then(ending::crash, commitlog::sync_mode::batch);
+}
+
+REEF_TEST_CASE(random_writes_crash_and_restart_periodic) {
+    co_await random_writes_then(ending::crash, commitlog::sync_mode::periodic);
+}
+
+REEF_TEST_CASE(flushed_entries_are_not_replayed_twice) {
+    // Increments, a flush half way, more increments, a crash: replay must skip the flushed half (applied twice
+    // the counters would count it twice) and apply the rest.
+    tmpdir dir;
+    auto cfg = config_in(dir, 64 << 20, commitlog::sync_mode::batch);
+    std::map<int, int64_t> expected;
+    const int keys = 16, increments = 400;
+    auto body = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        auto s = co_await db.local().create_table(counter_schema());
+        for (int i = 0; i < increments; ++i) {
+            int key = i % keys;
+            expected[key] += i % 7 + 1;
+            co_await apply_from(db, shard_id(i % smp::count()), increment(s, key, i % 7 + 1, i));
+            if (i == increments / 2) {
+                co_await db.local().flush("ks", "counts");
+            }
+        }
+        for (auto& [k, v] : expected) {
+            BOOST_REQUIRE_EQUAL(co_await counter_value(db.local(), s, k), v);
+        }
+    };
+    co_await with_database(cfg, ending::crash, body);
+    auto after = [&](sharded<database>& db) -> future<> {
+        auto s = db.local().find_schema("ks", "counts");
+        BOOST_REQUIRE(s);
+        for (auto& [k, v] : expected) {
+            BOOST_REQUIRE_EQUAL(co_await counter_value(db.local(), s, k), v);
+        }
+        auto& r = db.local().last_replay();
+        // Every increment is one entry, in a flushed sstable or replayed, never both.
+        BOOST_REQUIRE_EQUAL(r.replayed, uint64_t(increments - increments / 2 - 1));
+        BOOST_REQUIRE_EQUAL(r.skipped, uint64_t(increments / 2 + 1));
+    };
+    co_await with_database(cfg, ending::drain, after);
+    // The same again after the clean stop: nothing to replay.
+    auto again = [&](sharded<database>& db) -> future<> {
+        auto s = db.local().find_schema("ks", "counts");
+        for (auto& [k, v] : expected) {
+            BOOST_REQUIRE_EQUAL(co_await counter_value(db.local(), s, k), v);
+        }
+        BOOST_REQUIRE_EQUAL(db.local().last_replay().segments, 0u);
+    };
+    co_await with_database(cfg, ending::drain, again);
+}
+
+REEF_TEST_CASE(schema_changes_survive_a_crash) {
+    tmpdir dir;
+    auto cfg = config_in(dir, 64 << 20, commitlog::sync_mode::batch);
+    table_id id{};
+    auto body = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        auto s = co_await db.local().create_table(int_table_schema());
+        id = s->id();
+        co_await db.local().create_table(counter_schema());
+        co_await db.local().drop_table("ks", "counts");
+        auto add = added_column();
+        std::vector<std::string> drop;
+        co_await db.local().alter_table("ks", "t", add, drop);
+    };
+    co_await with_database(cfg, ending::crash, body);
+    auto after = [&](sharded<database>& db) -> future<> {
+        check_schema_after_crash(db.local(), id);
+        co_return;
+    };
+    co_await with_database(cfg, ending::drain, after);
+}
+
+REEF_TEST_CASE(a_flush_writes_its_memtables_commitlog_interval) {
+    tmpdir dir;
+    auto cfg = config_in(dir, 64 << 20, commitlog::sync_mode::batch);
+    auto body = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        auto s = co_await db.local().create_table(int_table_schema());
+        for (int k = 0; k < 50; ++k) {
+            mutation m(s, pkey(k));
+            m.partition().clustered_row(ck(1)).marker.timestamp = 1;
+            co_await apply_from(db, 0, std::move(m));
+        }
+        co_await db.local().flush("ks", "t");
+        auto check = [id = s->id()](database& d) -> future<> {
+            auto* t = d.find_table(id);
+            for (auto& desc : t->sstable_descriptors()) {
+                // Statistics.db: one interval, [least, greatest] position of the memtable's entries, and the
+                // bounds Cassandra's replayer reads.
+                auto st = co_await sstables::load_statistics(desc);
+                BOOST_REQUIRE(st.stats);
+                auto& sm = *st.stats;
+                BOOST_REQUIRE_EQUAL(sm.commitlog_intervals.size(), 1u);
+                auto [lo, up] = sm.commitlog_intervals[0];
+                BOOST_REQUIRE(lo == sm.commitlog_lower_bound);
+                BOOST_REQUIRE(up == sm.commitlog_upper_bound);
+                BOOST_REQUIRE(std::pair(lo.segment_id, lo.position) <= std::pair(up.segment_id, up.position));
+                BOOST_REQUIRE(t->flushed_position());
+                BOOST_REQUIRE_EQUAL(uint64_t(up.segment_id), t->flushed_position()->segment_id);
+                BOOST_REQUIRE_EQUAL(uint32_t(up.position), t->flushed_position()->offset);
+                // Named as the host whose commitlog the positions are.
+                BOOST_REQUIRE(sm.originating_host_id == d.host_id());
+            }
+            // Nothing of the table pins a segment any more.
+            for (auto& tables : d.get_commitlog()->dirty_tables()) {
+                BOOST_REQUIRE(std::find(tables.begin(), tables.end(), id) == tables.end());
+            }
+        };
+        co_await db.invoke_on_all(check);
+    };
+    co_await with_database(cfg, ending::drain, body);
+}
+
+REEF_TEST_CASE(no_purge_of_tombstones_newer_than_unflushed_commitlog_data) {
+    // Key a: a partition tombstone at 5, flushed. Key b: a row at 1, in the memtable (its commitlog entry not
+    // discarded). A major compaction long after gc_grace must keep a's tombstone: the guard (ScyllaDB issue
+    // 14870) holds back tombstones not older than the least timestamp of unflushed commitlog data, b's or not.
+    // Once b is flushed (and its segment discarded) the tombstone goes.
+    tmpdir dir;
+    auto cfg = config_in(dir, 64 << 20, commitlog::sync_mode::batch);
+    auto body = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        auto s = co_await db.local().create_table(int_table_schema());
+        // Two keys owned by shard 0.
+        std::vector<int> keys;
+        for (int k = 0; keys.size() < 2; ++k) {
+            if (dht::shard_of(pkey(k).get_token(), smp::count()) == 0) {
+                keys.push_back(k);
+            }
+        }
+        mutation dead(s, pkey(keys[0]));
+        dead.partition().apply(tombstone{5, 1000});
+        co_await db.local().apply(dead);
+        co_await db.local().flush("ks", "t");
+        mutation old_row(s, pkey(keys[1]));
+        old_row.partition().clustered_row(ck(1)).marker.timestamp = 1;
+        co_await db.local().apply(old_row);
+        auto* t = db.local().find_table(s->id());
+        BOOST_REQUIRE_EQUAL(t->min_unflushed_timestamp(), 1);
+        deletion_time_type now = 1000 + 10 * s->options().gc_grace_seconds;
+        co_await t->compact_all(now);
+        auto pr = dht::partition_range::singular(pkey(keys[0]));
+        auto slice = full_slice();
+        auto got = co_await db.local().query(s, pr, slice);
+        BOOST_REQUIRE_EQUAL(got.size(), 1u);
+        BOOST_REQUIRE(got[0].partition().partition_tombstone() == (tombstone{5, 1000}));
+        co_await db.local().flush("ks", "t");
+        co_await t->compact_all(now);
+        got = co_await db.local().query(s, pr, slice);
+        BOOST_REQUIRE(got.empty());
+    };
+    co_await with_database(cfg, ending::drain, body);
+}

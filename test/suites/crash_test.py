@@ -6,7 +6,7 @@ with SIGKILL at a random moment (mostly while writing, sometimes during start-up
 `reef crash-writer --verify` replays the commitlog and compares every row with the ack file's model: 0 rows lost,
 resurrected or phantom. 20 cycles in batch mode, 4 in periodic mode (acknowledged after the write, before the
 fdatasync: a process crash loses nothing either, the page cache survives it); fewer in debug builds.
-REEF_CRASH_SEED repeats a run. Run by test.py with REEF_BUILD_DIR (build/<mode>); every process started is killed
+REEF_CRASH_SEED repeats a run; REEF_CRASH_CYCLES and REEF_CRASH_PERIODIC_CYCLES set the cycles. Run by test.py with REEF_BUILD_DIR (build/<mode>); every process started is killed
 by its pid in a finally."""
 import os
 import random
@@ -97,6 +97,9 @@ def main():
     seed = int(os.environ.get('REEF_CRASH_SEED', random.randrange(1, 1 << 30)))
     rng = random.Random(seed)
     batch_cycles, periodic_cycles = (6, 2) if DEBUG else (20, 4)
+    # A longer run by hand: REEF_CRASH_CYCLES=100 (batch), REEF_CRASH_PERIODIC_CYCLES=N.
+    batch_cycles = int(os.environ.get('REEF_CRASH_CYCLES', batch_cycles))
+    periodic_cycles = int(os.environ.get('REEF_CRASH_PERIODIC_CYCLES', periodic_cycles))
     print(f'crash_test: seed {seed} (REEF_CRASH_SEED repeats it), {REEF}', flush=True)
     procs = []
     start = time.monotonic()

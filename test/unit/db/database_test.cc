@@ -7,6 +7,7 @@
 #include "sstables/schema_upgrade.hh"
 #include "runtime/app.hh"
 #include "runtime/smp.hh"
+#include "test/lib/database_test_support.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
@@ -101,20 +102,6 @@ future<> check_read(database& db, const schema_ptr& s, const mutation_model& mod
     auto expected = canonical_expected(s, model, *pr, slice, reversed);
     BOOST_REQUIRE_MESSAGE(got == expected, when << " (reversed " << reversed << "):\n"
                                                 << describe(got) << "!=\n" << describe(expected));
-}
-
-// Applies from a random shard.
-future<> apply_from(sharded<database>& db, shard_id shard, mutation m) {
-    auto write = [m = std::move(m)](database& d) { return d.apply(m); };
-    co_await db.invoke_on(shard, write);
-}
-
-size_t files_in(const std::string& dir) {
-    size_t n = 0;
-    for (auto& e : std::filesystem::directory_iterator(dir)) {
-        n += e.is_regular_file();
-    }
-    return n;
 }
 
 std::string text_of(const bytes& b) { return std::string(b.begin(), b.end()); }
@@ -428,7 +415,7 @@ REEF_TEST_CASE(snapshot_drop_and_truncate) {
             BOOST_REQUIRE_EQUAL(a.st_nlink, 2u);
             ++linked;
         }
-        BOOST_REQUIRE_EQUAL(linked, files_in(table_dir));
+        BOOST_REQUIRE_EQUAL(linked, regular_files_in(table_dir));
         BOOST_REQUIRE(std::filesystem::exists(snap + "/manifest.json"));
         BOOST_REQUIRE(std::filesystem::exists(snap + "/schema.cql"));
 
@@ -438,13 +425,13 @@ REEF_TEST_CASE(snapshot_drop_and_truncate) {
         co_await db.local().truncate("ks", "t");
         auto all = co_await db.local().query(s, dht::partition_range::full(), full_slice());
         BOOST_REQUIRE(all.empty());
-        BOOST_REQUIRE_EQUAL(files_in(table_dir), 0u);
+        BOOST_REQUIRE_EQUAL(regular_files_in(table_dir), 0u);
         size_t truncated_snapshots = 0;
         for (auto& e : std::filesystem::directory_iterator(table_dir + "/snapshots")) {
             auto name = e.path().filename().string();
             if (name.starts_with("truncated-") && name.ends_with("-t")) {
                 ++truncated_snapshots;
-                BOOST_REQUIRE(files_in(e.path().string()) > linked);  // the extra partition's sstable too
+                BOOST_REQUIRE(regular_files_in(e.path().string()) > linked);  // the extra partition's sstable too
             }
         }
         BOOST_REQUIRE_EQUAL(truncated_snapshots, 1u);
@@ -467,13 +454,13 @@ REEF_TEST_CASE(snapshot_drop_and_truncate) {
         }
         co_await db.local().drop_table("ks", "t");
         BOOST_REQUIRE(!db.local().find_schema("ks", "t"));
-        BOOST_REQUIRE_EQUAL(files_in(table_dir), 0u);
+        BOOST_REQUIRE_EQUAL(regular_files_in(table_dir), 0u);
         size_t dropped = 0;
         for (auto& e : std::filesystem::directory_iterator(table_dir + "/snapshots")) {
             auto name = e.path().filename().string();
             if (name.starts_with("dropped-") && name.ends_with("-t")) {
                 ++dropped;
-                BOOST_REQUIRE(files_in(e.path().string()) > 2);
+                BOOST_REQUIRE(regular_files_in(e.path().string()) > 2);
             }
         }
         BOOST_REQUIRE_EQUAL(dropped, 1u);

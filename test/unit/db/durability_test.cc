@@ -9,6 +9,7 @@
 #include "runtime/app.hh"
 #include "runtime/smp.hh"
 #include "sstables/sstable.hh"
+#include "test/lib/database_test_support.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
@@ -68,19 +69,6 @@ future<> with_database(database_config cfg, ending how, Body body) {
     if (err) {
         std::rethrow_exception(err);
     }
-}
-
-future<> apply_from(sharded<database>& db, shard_id shard, mutation m) {
-    auto write = [m = std::move(m)](database& d) { return d.apply(m); };
-    co_await db.invoke_on(shard, write);
-}
-
-size_t segments_in(const std::string& dir) {
-    size_t n = 0;
-    for (auto& e : std::filesystem::directory_iterator(dir)) {
-        n += e.is_regular_file();
-    }
-    return n;
 }
 
 std::vector<mutation> canonical(std::vector<mutation> ms) {
@@ -152,7 +140,7 @@ future<> random_writes_then(ending how, commitlog::sync_mode mode) {
             };
             co_await with_database(cfg, how, body);
             if (how == ending::drain) {
-                BOOST_REQUIRE_EQUAL(segments_in(cfg.commitlog.commitlog_directory), 0u);
+                BOOST_REQUIRE_EQUAL(regular_files_in(cfg.commitlog.commitlog_directory), 0u);
             }
         }
         auto last = [&](sharded<database>& db) -> future<> {
@@ -161,7 +149,7 @@ future<> random_writes_then(ending how, commitlog::sync_mode mode) {
         };
         co_await with_database(cfg, ending::drain, last);
         // Replayed segments are deleted once their data is flushed.
-        BOOST_REQUIRE_EQUAL(segments_in(cfg.commitlog.commitlog_directory), 0u);
+        BOOST_REQUIRE_EQUAL(regular_files_in(cfg.commitlog.commitlog_directory), 0u);
 }
 
 schema_ptr counter_schema() {

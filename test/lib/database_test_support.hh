@@ -1,0 +1,28 @@
+// Helpers of the sharded database's tests: a write sent from a chosen shard, and counting a directory's files.
+// Each does exactly what its name says and nothing else (no checks).
+#pragma once
+
+#include "db/database.hh"
+#include "runtime/smp.hh"
+
+#include <filesystem>
+#include <string>
+
+namespace reef::testing {
+
+// d.apply(m) called on `shard`, as a client connected there would (the database hops to the owner shard).
+inline future<> apply_from(sharded<database>& db, shard_id shard, mutation m) {
+    auto write = [m = std::move(m)](database& d) { return d.apply(m); };
+    co_await db.invoke_on(shard, write);
+}
+
+// The regular files directly in dir (sstable components, commitlog segments).
+inline size_t regular_files_in(const std::string& dir) {
+    size_t n = 0;
+    for (auto& e : std::filesystem::directory_iterator(dir)) {
+        n += e.is_regular_file();
+    }
+    return n;
+}
+
+} // namespace reef::testing

@@ -1,12 +1,15 @@
-// Helpers of the sharded database's tests: a write sent from a chosen shard, and counting a directory's files.
+// Helpers of the sharded database's tests: a write sent from a chosen shard, a query's result in the model's form,
+// and counting a directory's files.
 // Each does exactly what its name says and nothing else (no checks).
 #pragma once
 
 #include "db/database.hh"
 #include "runtime/smp.hh"
+#include "test/lib/mutation_model.hh"
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace reef::testing {
 
@@ -14,6 +17,15 @@ namespace reef::testing {
 inline future<> apply_from(sharded<database>& db, shard_id shard, mutation m) {
     auto write = [m = std::move(m)](database& d) { return d.apply(m); };
     co_await db.invoke_on(shard, write);
+}
+
+// A query's mutations as the model gives them: shadowed data dropped, partitions left empty removed.
+inline std::vector<mutation> query_result_canonical(std::vector<mutation> ms) {
+    for (auto& m : ms) {
+        m.partition().drop_shadowed();
+    }
+    std::erase_if(ms, is_empty);
+    return ms;
 }
 
 // The regular files directly in dir (sstable components, commitlog segments).

@@ -58,14 +58,6 @@ future<> with_database(database_config cfg, Body body) {
     }
 }
 
-std::vector<mutation> canonical_result(std::vector<mutation> ms) {
-    for (auto& m : ms) {
-        m.partition().drop_shadowed();
-    }
-    std::erase_if(ms, is_empty);
-    return ms;
-}
-
 std::vector<mutation> canonical_expected(const schema_ptr& s, const mutation_model& model, const dht::partition_range& pr,
                                          const clustering_ranges& slice, bool reversed) {
     auto ms = canonical_mutations(s, expected_read(model, pr, slice, reversed), reversed);
@@ -98,7 +90,7 @@ future<> check_read(database& db, const schema_ptr& s, const mutation_model& mod
     auto forward_slice = g.rnd(0, 1) ? clustering_ranges{position_range::full()} : g.make_ranges();
     bool reversed = g.rnd(0, 1);
     auto slice = reversed ? reverse_ranges(forward_slice) : forward_slice;
-    auto got = canonical_result(co_await db.query(s, *pr, slice, reversed));
+    auto got = query_result_canonical(co_await db.query(s, *pr, slice, reversed));
     auto expected = canonical_expected(s, model, *pr, slice, reversed);
     BOOST_REQUIRE_MESSAGE(got == expected, when << " (reversed " << reversed << "):\n"
                                                 << describe(got) << "!=\n" << describe(expected));

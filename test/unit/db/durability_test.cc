@@ -71,21 +71,13 @@ future<> with_database(database_config cfg, ending how, Body body) {
     }
 }
 
-std::vector<mutation> canonical(std::vector<mutation> ms) {
-    for (auto& m : ms) {
-        m.partition().drop_shadowed();
-    }
-    std::erase_if(ms, is_empty);
-    return ms;
-}
-
 future<> check_tables(database& db, const std::map<std::string, mutation_model>& models, const std::string& when) {
     auto full = dht::partition_range::full();
     for (auto& [name, model] : models) {
         auto s = db.find_schema("ks", name);
         BOOST_REQUIRE_MESSAGE(s, when << ": no table ks." << name);
         auto slice = full_slice();
-        auto got = canonical(co_await db.query(s, full, slice));
+        auto got = query_result_canonical(co_await db.query(s, full, slice));
         auto expected = canonical_mutations(s, expected_read(model, full, slice, false), false);
         std::erase_if(expected, is_empty);
         BOOST_REQUIRE_MESSAGE(got == expected, when << ": ks." << name << ":\n" << describe(got) << "!=\n"

@@ -1,0 +1,47 @@
+#include "cql/statement_parser.hh"
+
+#include "cql/cql_error.hh"
+
+#include <fmt/core.h>
+#include <utility>
+
+namespace reef::cql {
+
+namespace {
+
+// The first keyword of each statement kind and its parser; each statement kind's file adds its line.
+struct statement_kind {
+    std::string_view keyword;
+    statement_kind_parser parse;
+};
+
+const statement_kind statement_kinds[] = {
+    {"", nullptr},
+};
+
+} // namespace
+
+std::unique_ptr<raw_statement> parse_statement(std::string_view text) {
+    try {
+        cql_token_stream ts(tokenize_cql(text));
+        if (ts.at_end()) {
+            throw syntax_error("line 1:0 no viable alternative: empty statement");
+        }
+        for (const auto& kind : statement_kinds) {
+            if (kind.parse && ts.peek_keyword(kind.keyword)) {
+                auto st = kind.parse(ts);
+                ts.accept_symbol(';');
+                if (!ts.at_end()) {
+                    ts.fail("end of statement");
+                }
+                return st;
+            }
+        }
+        ts.fail("a statement");
+    } catch (const cql_parse_error& e) {
+        // Cassandra's form: "line L:C <message>".
+        throw syntax_error(fmt::format("line {}:{} {}", e.line(), e.column() > 0 ? e.column() - 1 : 0, e.what()));
+    }
+}
+
+} // namespace reef::cql

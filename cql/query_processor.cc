@@ -1,0 +1,129 @@
+#include "cql/query_processor.hh"
+
+#include "cql/statement_parser.hh"
+#include "db/database.hh"
+#include "utils/md5.hh"
+
+#include <list>
+#include <unordered_map>
+
+namespace reef::cql {
+
+// The prepared statements of this shard, by id, least recently used first out.
+struct query_processor::prepared_cache {
+    struct entry {
+        bytes id;
+        std::shared_ptr<const cql_statement> statement;
+    };
+    size_t capacity;
+    std::list<entry> lru; // most recently used at the front
+    std::unordered_map<std::string, std::list<entry>::iterator> by_id;
+
+    static std::string key(bytes_view id) { return std::string(id.begin(), id.end()); }
+
+    std::shared_ptr<const cql_statement> find(bytes_view id) {
+        auto it = by_id.find(key(id));
+        if (it == by_id.end()) {
+            return nullptr;
+        }
+        lru.splice(lru.begin(), lru, it->second);
+        return it->second->statement;
+    }
+    void insert(bytes id, std::shared_ptr<const cql_statement> st) {
+        auto k = key(id);
+        if (auto it = by_id.find(k); it != by_id.end()) {
+            lru.erase(it->second);
+            by_id.erase(it);
+        }
+        lru.push_front(entry{std::move(id), std::move(st)});
+        by_id.emplace(std::move(k), lru.begin());
+        while (lru.size() > capacity) {
+            by_id.erase(key(lru.back().id));
+            lru.pop_back();
+        }
+    }
+};
+
+namespace {
+
+// Cassandra's id of a prepared statement: MD5 of the keyspace (when the connection has one) then the query text.
+bytes prepared_id(std::string_view keyspace, std::string_view query) {
+    utils::md5 h;
+    h.update(keyspace);
+    h.update(query);
+    auto d = h.finish();
+    return bytes(d.begin(), d.end());
+}
+
+std::string hex(bytes_view b) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string s = "0x";
+    for (auto c : b) {
+        s += digits[c >> 4];
+        s += digits[c & 15];
+    }
+    return s;
+}
+
+} // namespace
+
+query_processor::query_processor(sharded<database>* db, sharded<query_processor>* container,
+                                 query_processor_config cfg)
+    : _db(db), _container(container), _cfg(cfg), _prepared(std::make_unique<prepared_cache>()) {
+    _prepared->capacity = _cfg.prepared_cache_entries;
+}
+
+query_processor::~query_processor() = default;
+
+database& query_processor::db() noexcept { return _db->local(); }
+
+future<> query_processor::stop() { co_return; }
+
+future<result_message> query_processor::execute(std::string query, client_state& state, query_options options) {
+    auto raw = parse_statement(query);
+    std::shared_ptr<const cql_statement> st = raw->prepare(db(), state.keyspace);
+    co_return co_await st->execute(*this, state, options);
+}
+
+future<result_message> query_processor::prepare(std::string query, client_state& state) {
+    auto raw = parse_statement(query);
+    std::shared_ptr<const cql_statement> st = raw->prepare(db(), state.keyspace);
+    prepared_result r;
+    r.id = prepared_id(state.keyspace, query);
+    r.bind_variables = st->bind_variables();
+    r.partition_key_bind_indexes = st->partition_key_bind_indexes();
+    r.result_columns = st->result_columns();
+    _prepared->insert(r.id, std::move(st));
+    co_return result_message(std::move(r));
+}
+
+future<result_message> query_processor::execute_prepared(bytes id, client_state& state, query_options options) {
+    auto st = _prepared->find(id);
+    if (!st) {
+        error_details d;
+        d.unprepared_id = id;
+        throw cql_error(error_code::unprepared, "Prepared query with ID " + hex(id) + " not found", d);
+    }
+    co_return co_await st->execute(*this, state, options);
+}
+
+future<result_message> query_processor::execute_batch(batch_type, std::vector<batch_entry>, client_state&,
+                                                      query_options) {
+    // The writes' statements provide the batch (cql/batch_statement.hh).
+    throw invalid_request("BATCH is not supported yet");
+    co_return void_result{};
+}
+
+void query_processor::add_schema_change_listener(std::function<void(const schema_change&)> listener) {
+    _listeners.push_back(std::move(listener));
+}
+
+future<> query_processor::announce_schema_change(schema_change change) {
+    co_await _container->invoke_on_all([change](query_processor& qp) {
+        for (auto& l : qp._listeners) {
+            l(change);
+        }
+    });
+}
+
+} // namespace reef::cql

@@ -9,6 +9,7 @@
 #include "node/config.hh"
 #include "node/directory_lock.hh"
 #include "node/drain.hh"
+#include "node/systemd_notify.hh"
 #include "runtime/app_options.hh"
 #include "runtime/condition_variable.hh"
 #include "runtime/log.hh"
@@ -171,7 +172,9 @@ future<int> serve(node_state& st) {
     nlog.info("ready: reef {} pid {} with {} shards, data in {}, commitlog in {} (start-up took {:.1f} ms)",
               st.version, ::getpid(), smp::count(), fmt::join(st.cfg.data_directories(), ", "),
               st.cfg.commitlog_dir(), ms_since(st.process_start));
+    systemd_notify("READY=1\nSTATUS=serving");
     co_await st.stop_requested.wait([&st] { return st.signals_seen > 0; });
+    systemd_notify("STOPPING=1\nSTATUS=draining");
     auto drain_start = clock_type::now();
     size_t failed = co_await st.stop_steps.run();
     co_await db.stop();

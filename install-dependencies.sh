@@ -29,6 +29,9 @@ PACKAGES=(
     libclang-rt-16-dev       # libFuzzer and clang's sanitizer runtimes
     time                     # /usr/bin/time -v in benchmarks
     librocksdb-dev           # benchmark baseline
+    dpkg-dev                 # dist/debian/build-deb.sh: dpkg-shlibdeps
+    fakeroot                 # dist/debian/build-deb.sh: root-owned files in the package
+    lintian                  # the package test
 )
 
 missing=()

@@ -32,6 +32,7 @@ PACKAGES=(
     dpkg-dev                 # dist/debian/build-deb.sh: dpkg-shlibdeps
     fakeroot                 # dist/debian/build-deb.sh: root-owned files in the package
     lintian                  # the package test
+    python3-cassandra        # the CQL conformance runner and the python driver suite
 )
 
 missing=()

@@ -5,6 +5,7 @@
 
 #include "commitlog/commitlog.hh"
 #include "commitlog/commitlog_config.hh"
+#include "db/dirty_memory_manager.hh"
 #include "db/schema_tables.hh"
 #include "db/table.hh"
 #include "mutation/mutation.hh"
@@ -13,6 +14,7 @@
 #include "runtime/condition_variable.hh"
 #include "runtime/future.hh"
 #include "runtime/gate.hh"
+#include "runtime/metrics.hh"
 #include "runtime/semaphore.hh"
 #include "runtime/sharded.hh"
 #include "schema/keyspace.hh"
@@ -59,7 +61,14 @@ struct database_config {
     // DROP TABLE, DROP KEYSPACE and TRUNCATE first hard-link the table's sstables into
     // snapshots/dropped-<millis>-<table> / truncated-<millis>-<table> (Cassandra's auto_snapshot).
     bool auto_snapshot = true;
-    size_t memtable_flush_threshold = 64 << 20;
+    // The shard's dirty memory budget for the user tables' memtables (db/README.md, "Memory"): flushes start when
+    // the memtables not being flushed hold more than soft_limit_fraction of it (largest first), writes wait while
+    // all of them hold it. 0: half of the shard's share of the machine's memory (the node passes half of its
+    // --memory share, as ScyllaDB does).
+    size_t dirty_memory_hard_limit = 0;
+    double dirty_memory_soft_limit_fraction = dirty_memory_manager::default_soft_limit_fraction;
+    // The system tables' own budget, so that they never wait behind user writes (ScyllaDB's 10 MB).
+    size_t system_dirty_memory_hard_limit = 10 << 20;
     // system.local.release_version: ScyllaDB's "3.0.8", so that Apache cqlsh does not send DESCRIBE to the
     // server (it does for >= 4, and Reef has no server-side DESCRIBE yet; ../shared/notes/cql-clients.md).
     std::string release_version = "3.0.8";
@@ -109,6 +118,9 @@ public:
     const replay_summary& last_replay() const noexcept { return _replay; }
     // This shard's commitlog (null before start).
     commitlog::commitlog* get_commitlog() noexcept { return _commitlog.get(); }
+    // This shard's dirty memory managers: the user tables' and the system tables'.
+    const dirty_memory_manager& dirty_memory() const noexcept { return *_dirty_memory; }
+    const dirty_memory_manager& system_dirty_memory() const noexcept { return *_system_dirty_memory; }
 
     // Schema changes, from any shard: decided on shard 0 (one at a time), written as one vector of mutations
     // through apply_schema_mutations, then applied on every shard. Refusals throw schema_change_error.
@@ -192,9 +204,14 @@ private:
     future<std::vector<mutation>> query_local(table_id id, dht::partition_range range, clustering_ranges slice,
                                               bool reversed);
     table_entry& entry_for_write(const table_id& id);
+    dirty_memory_manager& dirty_memory_for(const schema& s) noexcept;
 
     sharded<database>* _container;
     database_config _cfg;
+    // Before the tables: they release their memory into these when they die.
+    std::unique_ptr<dirty_memory_manager> _dirty_memory;
+    std::unique_ptr<dirty_memory_manager> _system_dirty_memory;
+    metrics::metric_groups _metrics;
     std::map<std::string, keyspace_definition> _keyspaces;
     std::map<std::pair<std::string, std::string>, data_type> _types;
     std::map<table_id, std::unique_ptr<table_entry>> _tables;

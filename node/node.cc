@@ -73,6 +73,11 @@ database_config make_database_config(const node_state& st) {
     d.data_directory = dirs.front();
     d.cluster_name = st.cfg.cluster_name;
     d.auto_snapshot = st.cfg.auto_snapshot;
+    if (st.memory) {
+        // Memtables may hold half of each shard's share before writes wait (ScyllaDB's dirty memory threshold);
+        // without --memory the database takes half of the machine's share.
+        d.dirty_memory_hard_limit = st.memory / smp::count() / 2;
+    }
     auto& c = d.commitlog;
     c.commitlog_directory = st.cfg.commitlog_dir();
     c.commitlog_sync = st.cfg.commitlog_sync == commitlog_sync_mode::batch ? commitlog::sync_mode::batch

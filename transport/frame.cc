@@ -79,7 +79,8 @@ std::optional<frame_header> decode_frame_header(std::span<const uint8_t> in, uin
     h.length = utils::read_be_unchecked<uint32_t>(in.data() + 5);
     if (h.length > uint32_t(INT32_MAX)) {
         throw frame_error(h.stream,
-                          fmt::format("Invalid frame header at offset 5: body length {} is negative", int32_t(h.length)),
+                          fmt::format("Invalid frame header at offset 5: body length {} is negative",
+                                      int32_t(h.length)),
                           true);
     }
     if (h.length > max_frame_size) {

@@ -158,7 +158,9 @@ std::map<std::string, std::optional<bytes>> request_reader::read_bytes_map(std::
     return out;
 }
 
-std::map<std::string, std::string> read_startup(request_reader& in) { return in.read_string_map("[string map] options"); }
+std::map<std::string, std::string> read_startup(request_reader& in) {
+    return in.read_string_map("[string map] options");
+}
 
 std::vector<std::string> read_register(request_reader& in) { return in.read_string_list("[string list] event types"); }
 

@@ -252,3 +252,287 @@ REEF_TEST_CASE(conformance_ddl_statements_answer_as_cassandra) {
     };
     co_await with_cql(body);
 }
+
+namespace {
+
+// The schema a random sequence of statements should leave: keyspaces, their tables' regular columns, their types.
+struct schema_model {
+    struct keyspace {
+        std::map<std::string, std::set<std::string>> tables;
+        std::set<std::string> types;
+    };
+    std::map<std::string, keyspace> keyspaces;
+};
+
+// One random statement, and the outcome the model predicts for it (applied to the model).
+struct model_step {
+    std::string text;
+    std::string expected;
+};
+
+model_step random_step(std::mt19937& rng, schema_model& m, client_state& state) {
+    auto pick = [&](int n) { return int(rng() % unsigned(n)); };
+    auto ks_name = fmt::format("k{}", pick(3));
+    auto* ks = m.keyspaces.contains(ks_name) ? &m.keyspaces[ks_name] : nullptr;
+    auto table = fmt::format("t{}", pick(3));
+    auto type = fmt::format("u{}", pick(2));
+    bool conditional = pick(2);
+    // Names unqualified when the connection's keyspace (USE) is the one chosen.
+    auto qualified = [&](const std::string& n) { return state.keyspace == ks_name ? n : ks_name + "." + n; };
+    auto change = [&](const char* what, const char* target, const std::string& name) {
+        auto s = fmt::format("schema_change {} {} {}", what, target, ks_name);
+        return name.empty() ? s : s + " " + name;
+    };
+    switch (pick(10)) {
+    case 0: {
+        model_step st{fmt::format("CREATE KEYSPACE {}{} WITH replication = {{'class': 'SimpleStrategy', "
+                                  "'replication_factor': 1}}",
+                                  conditional ? "IF NOT EXISTS " : "", ks_name),
+                      ""};
+        st.expected = ks ? (conditional ? "void" : "error already_exists") : change("CREATED", "KEYSPACE", "");
+        if (!ks) {
+            m.keyspaces[ks_name];
+        }
+        return st;
+    }
+    case 1: {
+        model_step st{fmt::format("DROP KEYSPACE {}{}", conditional ? "IF EXISTS " : "", ks_name), ""};
+        st.expected = !ks ? (conditional ? "void" : "error invalid") : change("DROPPED", "KEYSPACE", "");
+        m.keyspaces.erase(ks_name);
+        return st;
+    }
+    case 2:
+    case 3: {
+        model_step st{fmt::format("CREATE TABLE {}{} (k int, c int, v int, PRIMARY KEY (k, c)) WITH comment = 'x'",
+                                  conditional ? "IF NOT EXISTS " : "", qualified(table)),
+                      ""};
+        if (!ks) {
+            st.expected = "error invalid";
+        } else if (ks->tables.contains(table)) {
+            st.expected = conditional ? "void" : "error already_exists";
+        } else {
+            st.expected = change("CREATED", "TABLE", table);
+            ks->tables[table] = {"v"};
+        }
+        return st;
+    }
+    case 4: {
+        model_step st{fmt::format("DROP TABLE {}{}", conditional ? "IF EXISTS " : "", qualified(table)), ""};
+        if (!ks || !ks->tables.contains(table)) {
+            st.expected = conditional ? "void" : "error invalid";
+        } else {
+            st.expected = change("DROPPED", "TABLE", table);
+            ks->tables.erase(table);
+        }
+        return st;
+    }
+    case 5: {
+        auto col = fmt::format("x{}", pick(3));
+        bool add = pick(2);
+        model_step st{fmt::format("ALTER TABLE {} {} {}{}", qualified(table), add ? "ADD" : "DROP", col,
+                                  add ? " text" : ""),
+                      ""};
+        if (!ks || !ks->tables.contains(table)) {
+            st.expected = "error invalid";
+        } else if (ks->tables[table].contains(col) == add) {
+            st.expected = "error invalid";
+        } else {
+            st.expected = change("UPDATED", "TABLE", table);
+            if (add) {
+                ks->tables[table].insert(col);
+            } else {
+                ks->tables[table].erase(col);
+            }
+        }
+        return st;
+    }
+    case 6: {
+        model_step st{fmt::format("CREATE TYPE {}{} (a int, b text)", conditional ? "IF NOT EXISTS " : "",
+                                  qualified(type)),
+                      ""};
+        if (!ks) {
+            st.expected = "error invalid";
+        } else if (ks->types.contains(type)) {
+            st.expected = conditional ? "void" : "error invalid";
+        } else {
+            st.expected = change("CREATED", "TYPE", type);
+            ks->types.insert(type);
+        }
+        return st;
+    }
+    case 7: {
+        model_step st{fmt::format("DROP TYPE {}{}", conditional ? "IF EXISTS " : "", qualified(type)), ""};
+        if (!ks || !ks->types.contains(type)) {
+            st.expected = conditional ? "void" : "error invalid";
+        } else {
+            st.expected = change("DROPPED", "TYPE", type);
+            ks->types.erase(type);
+        }
+        return st;
+    }
+    case 8: {
+        model_step st{fmt::format("TRUNCATE {}", qualified(table)), ""};
+        st.expected = ks && ks->tables.contains(table) ? "void" : "error invalid";
+        return st;
+    }
+    default: {
+        model_step st{fmt::format("USE {}", ks_name), ""};
+        st.expected = ks ? "set_keyspace " + ks_name : "error invalid";
+        if (ks) {
+            state.keyspace = ks_name;
+        }
+        return st;
+    }
+    }
+}
+
+// What `db` (one shard's) holds of the model's keyspaces k0..k2.
+schema_model model_of(const database& db) {
+    schema_model m;
+    for (auto& name : db.keyspace_names()) {
+        if (!name.starts_with("k")) {
+            continue;
+        }
+        auto& ks = m.keyspaces[name];
+        for (auto& s : db.tables_of(name)) {
+            auto& cols = ks.tables[s->table()];
+            for (auto& c : s->regular_columns()) {
+                cols.insert(c.name);
+            }
+        }
+        for (auto& t : db.types_of(name)) {
+            ks.types.insert(dynamic_cast<const user_type_impl&>(*t).type_name());
+        }
+    }
+    return m;
+}
+
+bool operator==(const schema_model::keyspace& a, const schema_model::keyspace& b) {
+    return a.tables == b.tables && a.types == b.types;
+}
+
+} // namespace
+
+REEF_TEST_CASE(random_schema_statements_from_every_shard_against_a_model) {
+    auto body = [](cql_env& env) -> future<> {
+        // Every shard's listeners hear every change, in order.
+        std::vector<std::vector<std::string>> heard(smp::count());
+        auto listen = [&heard](query_processor& qp) {
+            auto* mine = &heard[this_shard_id()];
+            qp.add_schema_change_listener([mine](const schema_change& c) { mine->push_back(outcome_of(c)); });
+        };
+        co_await env.qp().invoke_on_all(listen);
+        std::mt19937 rng(20261126);
+        schema_model model;
+        std::vector<client_state> connections(smp::count());
+        std::vector<std::string> changes;
+        for (int step = 0; step < 160; ++step) {
+            auto shard = shard_id(rng() % smp::count());
+            auto& state = connections[shard];
+            auto st = random_step(rng, model, state);
+            auto got = co_await env.run(st.text, shard, state);
+            BOOST_REQUIRE_MESSAGE(got == st.expected,
+                                  "step " << step << " on shard " << shard << ": " << st.text << "\n  expected "
+                                          << st.expected << "\n  got      " << got);
+            if (got.starts_with("schema_change")) {
+                changes.push_back(got);
+            }
+            if (step % 20 == 19) {
+                auto check = [&model](database& db) {
+                    auto seen = model_of(db);
+                    BOOST_REQUIRE_MESSAGE(seen.keyspaces == model.keyspaces,
+                                          "shard " << this_shard_id() << "'s schema differs from the model");
+                };
+                co_await env.db().invoke_on_all(check);
+            }
+        }
+        BOOST_REQUIRE_GE(changes.size(), 40u);
+        for (auto& h : heard) {
+            BOOST_REQUIRE(h == changes);
+        }
+    };
+    co_await with_cql(body);
+}
+
+REEF_TEST_CASE(alter_table_and_type_versions) {
+    auto body = [](cql_env& env) -> future<> {
+        client_state state;
+        auto run = [&](std::string text) { return env.run(std::move(text), 1 % smp::count(), state); };
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', "
+                                         "'replication_factor': '1'} AND durable_writes = false"),
+                            "schema_change CREATED KEYSPACE ks");
+        BOOST_REQUIRE(!env.db().local().find_keyspace("ks")->durable_writes);
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER KEYSPACE ks WITH durable_writes = true"), "schema_change UPDATED KEYSPACE ks");
+        BOOST_REQUIRE(env.db().local().find_keyspace("ks")->durable_writes);
+        BOOST_REQUIRE_EQUAL(env.db().local().find_keyspace("ks")->replication.at("replication_factor"), "1");
+        BOOST_REQUIRE_EQUAL(co_await run("USE ks"), "set_keyspace ks");
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE TYPE p (x int)"), "schema_change CREATED TYPE ks p");
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE TYPE shape (c frozen<p>, ps list<frozen<p>>)"),
+                            "schema_change CREATED TYPE ks shape");
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE TABLE t (k int, c text, s int static, v frozen<shape>, "
+                                         "PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC) AND "
+                                         "gc_grace_seconds = 10 AND caching = {'keys': 'NONE'}"),
+                            "schema_change CREATED TABLE ks t");
+        auto s = env.db().local().find_schema("ks", "t");
+        BOOST_REQUIRE_EQUAL(s->options().gc_grace_seconds, 10);
+        BOOST_REQUIRE(s->clustering_key().at(0).order == clustering_order::desc);
+        // ALTER TYPE ADD reaches the type using it and the table using both.
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TYPE p ADD y int"), "schema_change UPDATED TYPE ks p");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TYPE p RENAME x TO x1 AND y TO y1"), "schema_change UPDATED TYPE ks p");
+        auto check_moved = [](database& db) {
+            auto t = db.find_schema("ks", "t");
+            auto& shape = dynamic_cast<const user_type_impl&>(*t->find_column("v")->type);
+            auto& p = dynamic_cast<const user_type_impl&>(*shape.field_types().at(0));
+            BOOST_REQUIRE((p.field_names() == std::vector<std::string>{"x1", "y1"}));
+            auto& stored = dynamic_cast<const user_type_impl&>(*db.find_type("ks", "shape"));
+            BOOST_REQUIRE_EQUAL(dynamic_cast<const user_type_impl&>(*stored.field_types().at(0)).field_names().size(),
+                                2u);
+        };
+        co_await env.db().invoke_on_all(check_moved);
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TYPE p ADD y1 int"), "error invalid");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TYPE p ADD IF NOT EXISTS y1 int"), "void");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TYPE p RENAME nope TO z"), "error invalid");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TYPE p ALTER x1 TYPE bigint"), "error invalid");
+        // ALTER TABLE: RENAME of a key column, WITH, and what Cassandra refuses.
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t RENAME c TO c2"), "schema_change UPDATED TABLE ks t");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t RENAME s TO s2"), "error invalid");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t RENAME k TO c2"), "error invalid");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t WITH comment = 'it''s' AND default_time_to_live = 7"),
+                            "schema_change UPDATED TABLE ks t");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t WITH nosuch = 1"), "error syntax_error");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t WITH caching = 'x'"), "error syntax_error");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t WITH id = 5b6962dd-3f90-4c93-8f61-eabfa4a803e2"),
+                            "error invalid");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t ADD (a int, b set<text>)"), "schema_change UPDATED TABLE ks t");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t ADD IF NOT EXISTS a int"), "void");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t DROP IF EXISTS nope"), "void");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t ADD n counter"), "error config_error");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE IF EXISTS nope ADD a int"), "void");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE system.local ADD a int"), "error unauthorized");
+        BOOST_REQUIRE_EQUAL(co_await run("DROP KEYSPACE system_schema"), "error unauthorized");
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE KEYSPACE bad WITH replication = {'class': 'SimpleStrategy'}"),
+                            "error config_error");
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE KEYSPACE bad WITH replication = {'class': 'NoSuchStrategy'}"),
+                            "error config_error");
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE KEYSPACE bad WITH nosuch = 1"), "error syntax_error");
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE TABLE \"bad name\" (k int PRIMARY KEY)"), "error invalid");
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE INDEX ON t (a)"), "error invalid");
+        auto check_altered = [](database& db) {
+            auto t = db.find_schema("ks", "t");
+            BOOST_REQUIRE_EQUAL(t->clustering_key().at(0).name, "c2");
+            BOOST_REQUIRE(t->clustering_key().at(0).order == clustering_order::desc);
+            BOOST_REQUIRE_EQUAL(t->options().default_time_to_live, 7);
+            BOOST_REQUIRE_EQUAL(t->options().gc_grace_seconds, 10);
+            BOOST_REQUIRE_EQUAL(t->options().other.at("comment"), "'it''s'");
+            BOOST_REQUIRE_EQUAL(t->options().other.at("caching"), "{'keys': 'NONE'}");
+            BOOST_REQUIRE(t->find_column("a") && t->find_column("b") && t->find_column("s"));
+        };
+        co_await env.db().invoke_on_all(check_altered);
+        BOOST_REQUIRE_EQUAL(co_await run("DROP TYPE p"), "error invalid");
+        BOOST_REQUIRE_EQUAL(co_await run("DROP TABLE t"), "schema_change DROPPED TABLE ks t");
+        BOOST_REQUIRE_EQUAL(co_await run("DROP TYPE p"), "error invalid");
+        BOOST_REQUIRE_EQUAL(co_await run("DROP TYPE shape"), "schema_change DROPPED TYPE ks shape");
+        BOOST_REQUIRE_EQUAL(co_await run("DROP TYPE p"), "schema_change DROPPED TYPE ks p");
+    };
+    co_await with_cql(body);
+}

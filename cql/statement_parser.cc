@@ -1,6 +1,7 @@
 #include "cql/statement_parser.hh"
 
 #include "cql/cql_error.hh"
+#include "cql/ddl_statements.hh"
 
 #include <fmt/core.h>
 #include <utility>
@@ -16,7 +17,11 @@ struct statement_kind {
 };
 
 const statement_kind statement_kinds[] = {
-    {"", nullptr},
+    {"use", parse_use_statement},
+    {"create", parse_create_statement},
+    {"alter", parse_alter_statement},
+    {"drop", parse_drop_statement},
+    {"truncate", parse_truncate_statement},
 };
 
 } // namespace

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Debian's python3-cassandra (the DataStax python driver 3.25) against a `reef` node on free loopback ports, at
 the driver's connection level: protocol v4 negotiated (a v5 attempt is refused the way the driver understands, so
 it would downgrade), OPTIONS with ScyllaDB's shard keys and connections spread over the shards, STARTUP with no,
@@ -8,7 +8,8 @@ REGISTER and the SCHEMA_CHANGE events another connection's DDL causes, many requ
 
 Not yet the driver's Cluster/Session: its control connection reads system.local, system.peers and the
 system_schema tables with SELECT, which statements do not serve yet. Run by test.py with REEF_BUILD_DIR
-(build/<mode>); the node is stopped by its pid in a finally."""
+(build/<mode>); the node is stopped by its pid in a finally. It runs under /usr/bin/python3, the interpreter
+Debian's python3-cassandra is installed for (another python3 first on PATH would not see it)."""
 import os
 import signal
 import socket

@@ -2,6 +2,7 @@
 
 #include "cql/cql_error.hh"
 #include "cql/ddl_statements.hh"
+#include "cql/describe_statement.hh"
 
 #include <fmt/core.h>
 #include <utility>
@@ -22,6 +23,8 @@ const statement_kind statement_kinds[] = {
     {"alter", parse_alter_statement},
     {"drop", parse_drop_statement},
     {"truncate", parse_truncate_statement},
+    {"describe", parse_describe_statement},
+    {"desc", parse_describe_statement},
 };
 
 } // namespace

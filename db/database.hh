@@ -60,9 +60,10 @@ struct database_config {
     // snapshots/dropped-<millis>-<table> / truncated-<millis>-<table> (Cassandra's auto_snapshot).
     bool auto_snapshot = true;
     size_t memtable_flush_threshold = 64 << 20;
-    // system.local.release_version: ScyllaDB's "3.0.8", so that Apache cqlsh does not send DESCRIBE to the
-    // server (it does for >= 4, and Reef has no server-side DESCRIBE yet; ../shared/notes/cql-clients.md).
-    std::string release_version = "3.0.8";
+    // system.local.release_version: the Cassandra Reef answers like (../shared/cql-conformance was recorded from
+    // 5.0.9). Apache cqlsh sends DESCRIBE to the server when it is 4 or more, which cql/describe_statement.cc
+    // answers (below 4 it refuses to DESCRIBE at all; ../shared/notes/cql-clients.md, part E).
+    std::string release_version = "5.0.9";
     // What system.local says of where the node listens (the node's listen_address, rpc_address and ports).
     std::string listen_address = "127.0.0.1";
     int32_t storage_port = 7000;

@@ -29,6 +29,9 @@ PACKAGES=(
     libclang-rt-16-dev       # libFuzzer and clang's sanitizer runtimes
     time                     # /usr/bin/time -v in benchmarks
     librocksdb-dev           # benchmark baseline
+    python3-cassandra        # test/suites/cql_python_driver.py (DataStax python driver 3.25)
+    python3-lz4              # ... and its lz4 and snappy compression
+    python3-snappy
 )
 
 missing=()

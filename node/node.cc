@@ -73,6 +73,9 @@ database_config make_database_config(const node_state& st) {
     d.data_directory = dirs.front();
     d.cluster_name = st.cfg.cluster_name;
     d.auto_snapshot = st.cfg.auto_snapshot;
+    d.listen_address = st.cfg.listen_address;
+    d.rpc_address = st.cfg.rpc_address;
+    d.native_transport_port = st.cfg.native_transport_port;
     auto& c = d.commitlog;
     c.commitlog_directory = st.cfg.commitlog_dir();
     c.commitlog_sync = st.cfg.commitlog_sync == commitlog_sync_mode::batch ? commitlog::sync_mode::batch

@@ -110,6 +110,11 @@ private:
             return op::in;
         }
         auto& t = _ts.peek();
+        if (_ts.peek_symbol('!') && _ts.peek_symbol('=', 1)) {
+            throw bad_restriction(fmt::format("relation `{}`: operator != is not supported (only =, <, <=, >, >=, IN "
+                                              "on clustering columns)",
+                                              relation_text_from(rel_start)));
+        }
         throw bad_restriction(fmt::format("relation `{}`: operator {} is not supported (only =, <, <=, >, >=, IN on "
                                           "clustering columns)",
                                           relation_text_from(rel_start), t.source.empty() ? "(none)" : t.source));

@@ -1,6 +1,7 @@
 #include "cql/statement_parser.hh"
 
 #include "cql/cql_error.hh"
+#include "cql/select_statement.hh"
 
 #include <fmt/core.h>
 #include <utility>
@@ -17,6 +18,7 @@ struct statement_kind {
 
 const statement_kind statement_kinds[] = {
     {"", nullptr},
+    {"select", parse_select_statement},
 };
 
 } // namespace

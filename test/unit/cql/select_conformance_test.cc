@@ -1,5 +1,5 @@
 // SELECT against the results Cassandra 5.0.9 recorded (../shared/cql-conformance/cases): every select_, paging_,
-// tomb_, json_ and error_ case whose other statements are CREATE TABLE and plain INSERTs runs through parse_statement
+// tomb_, json_, error_ and schema_ case whose other statements are CREATE TABLE and plain INSERTs runs through parse_statement
 // -> query_processor on a 2-shard database, each SELECT with the case's @fetch_size (all pages collected) or the
 // runner's default page size; the rows, column names and types, and error classes must be Cassandra's.
 // The INSERTs are written by a small test-only writer (the INSERT statement is the cqldml helper's); cases with
@@ -274,7 +274,7 @@ REEF_TEST_CASE(select_cases_answer_as_cassandra) {
         auto n = e.path().filename().string();
         if (n.size() > 4 && n.substr(n.size() - 4) == ".cql") {
             n = n.substr(0, n.size() - 4);
-            for (auto* p : {"select_", "paging_", "tomb_", "json_", "error_"}) {
+            for (auto* p : {"select_", "paging_", "tomb_", "json_", "error_", "schema_"}) {
                 if (n.rfind(p, 0) == 0) {
                     names.push_back(n);
                 }

@@ -201,8 +201,8 @@ query_case random_query(const schema_ptr& s, const mutation_model& model, mutati
         std::sort(rest.begin(), rest.end(), [](auto* a, auto* b) { return a->name < b->name; });
         cols.insert(cols.end(), rest.begin(), rest.end());
     } else {
-        select = "v, pk, " + ck0.name;
-        cols = {s->find_column("v"), &s->partition_key()[0], &ck0};
+        select = "v, pk, " + ck0.name + ", writetime(v) AS w, ttl(v)";
+        cols = {s->find_column("v"), &s->partition_key()[0], &ck0, nullptr, nullptr};
     }
     q.text = fmt::format("SELECT {} FROM ks.{}", select, s->table());
     for (size_t i = 0; i < where.size(); ++i) {
@@ -272,7 +272,23 @@ query_case random_query(const schema_ptr& s, const mutation_model& model, mutati
             ++in_partition;
             std::vector<std::optional<bytes>> out;
             for (auto* c : cols) {
-                out.push_back(model_value(*s, *live, k, r, *c));
+                if (c) {
+                    out.push_back(model_value(*s, *live, k, r, *c));
+                    continue;
+                }
+                // writetime(v), then ttl(v): the live cell's timestamp; no TTL is left alive by the generator's
+                // expiry times (all in the past), so ttl is null.
+                auto* cell = r ? r->cells.find(column_id(v_col - s->regular_columns().data())) : nullptr;
+                if (out.size() == 3 && cell) {
+                    auto ts = std::get<atomic_cell>(*cell).timestamp();
+                    bytes b(8);
+                    for (int i = 0; i < 8; ++i) {
+                        b[i] = uint8_t(uint64_t(ts) >> (56 - 8 * i));
+                    }
+                    out.push_back(b);
+                } else {
+                    out.push_back(std::nullopt);
+                }
             }
             q.expected.push_back(std::move(out));
         }

@@ -1,6 +1,7 @@
 #include "cql/statement_parser.hh"
 
 #include "cql/cql_error.hh"
+#include "cql/ddl_statements.hh"
 #include "cql/select_statement.hh"
 
 #include <fmt/core.h>
@@ -17,7 +18,11 @@ struct statement_kind {
 };
 
 const statement_kind statement_kinds[] = {
-    {"", nullptr},
+    {"use", parse_use_statement},
+    {"create", parse_create_statement},
+    {"alter", parse_alter_statement},
+    {"drop", parse_drop_statement},
+    {"truncate", parse_truncate_statement},
     {"select", parse_select_statement},
 };
 

@@ -160,6 +160,16 @@ data_type database::find_type(std::string_view keyspace, std::string_view name) 
     return it == _types.end() ? nullptr : it->second;
 }
 
+std::vector<data_type> database::types_of(std::string_view keyspace) const {
+    std::vector<data_type> out;
+    for (auto& [key, t] : _types) {
+        if (key.first == keyspace) {
+            out.push_back(t);
+        }
+    }
+    return out;
+}
+
 // ---- start and stop ----
 
 future<> database::start_system_tables_local() {

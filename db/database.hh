@@ -126,6 +126,10 @@ public:
     // Returns the new schema (same id). Data of dropped columns stays in sstables, unread.
     future<schema_ptr> alter_table(std::string keyspace, std::string table, std::vector<column_definition> add,
                                    std::vector<std::string> drop);
+    // ALTER TABLE's general form (ADD, DROP, RENAME of primary key columns, WITH): `altered` is a new version of
+    // an existing table (same keyspace, name and id) whose primary key keeps its columns' kinds, types and order
+    // (names may change); columns of the old version it lacks are dropped. Returns the schema as installed.
+    future<schema_ptr> alter_table(schema_ptr altered);
     future<> drop_table(std::string keyspace, std::string table);
     // Empties the table on every shard (auto_snapshot applies).
     future<> truncate(std::string keyspace, std::string table);
@@ -158,6 +162,8 @@ public:
     schema_ptr find_schema(std::string_view keyspace, std::string_view table) const;
     std::vector<schema_ptr> tables_of(std::string_view keyspace) const;
     data_type find_type(std::string_view keyspace, std::string_view name) const;
+    // The user types of a keyspace, by name.
+    std::vector<data_type> types_of(std::string_view keyspace) const;
     // This shard's instance of a table (null if none).
     table* find_table(const table_id& id);
     // The same, held: a read keeps this version alive while an ALTER or DROP replaces it (db/query_page.cc).

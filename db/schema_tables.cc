@@ -249,12 +249,38 @@ std::map<std::string, std::string> stored_compression(const table_options& o) {
     return m;
 }
 
+// table_options::other keeps values as CQL literals: 'it''s' is the string it's.
+std::string unquoted(const std::string& literal) {
+    if (literal.size() < 2 || literal.front() != '\'' || literal.back() != '\'') {
+        return literal;
+    }
+    std::string out;
+    for (size_t i = 1; i + 1 < literal.size(); ++i) {
+        out += literal[i];
+        if (literal[i] == '\'' && literal[i + 1] == '\'') {
+            ++i;
+        }
+    }
+    return out;
+}
+
+std::string quoted(const std::string& value) {
+    std::string out = "'";
+    for (char c : value) {
+        out += c;
+        if (c == '\'') {
+            out += c;
+        }
+    }
+    return out + "'";
+}
+
 std::optional<std::string> other_option(const table_options& o, const std::string& name) {
     auto it = o.other.find(name);
     if (it == o.other.end()) {
         return std::nullopt;
     }
-    return it->second;
+    return unquoted(it->second);
 }
 
 } // namespace
@@ -357,6 +383,10 @@ std::vector<mutation> table_mutations(const schema& s, int64_t ts, const schema*
                 continue;
             }
             delete_row(c, {text(s.table()), text(col->name)}, ts);
+            if (col->is_primary_key()) {
+                // A primary key column is never dropped: it was renamed.
+                continue;
+            }
             row_writer(*dropped_columns(), ts)
                 .set("dropped_time", serialize_be<int64_t>(ts / 1000))
                 .set("kind", text(kind_name(col->kind)))
@@ -609,7 +639,7 @@ catalog read_catalog(const std::vector<mutation>& ks_ms, const std::vector<mutat
             }
             o.compact_storage = !compound;
             if (auto comment = as_text(need(r, "tables", "comment")); !comment.empty()) {
-                o.other["comment"] = comment;
+                o.other["comment"] = quoted(comment);
             }
             b.with_options(std::move(o));
             cat.tables.push_back(b.build());

@@ -74,11 +74,11 @@ bool matches(const row_view& r, const bound_filter& f) {
         } else {
             items = split_collection(*v);
         }
-        auto& et = f.op == "contains key" || t->kind() != type_kind::map ? t->key_type() : t->value_type();
+        auto et = t->kind() != type_kind::map ? t->element_type()
+                  : f.op == "contains key"    ? t->key_type()
+                                              : t->value_type();
         auto& want = f.values.at(0).at(0);
-        return std::any_of(items.begin(), items.end(), [&](bytes_view x) {
-            return (t->kind() == type_kind::list ? t->element_type() : et)->compare(x, want) == 0;
-        });
+        return std::any_of(items.begin(), items.end(), [&](bytes_view x) { return et->compare(x, want) == 0; });
     }
     if (f.op == "in") {
         return std::any_of(f.values.begin(), f.values.end(), [&](auto& v) { return compare_row(r, f.columns, v) == 0; });
@@ -135,6 +135,12 @@ public:
             throw cql_error(error_code::read_timeout, "Operation timed out - received only 0 responses.", d);
         } catch (const no_such_table&) {
             throw invalid_request(fmt::format("table {} does not exist", _s->table()));
+        } catch (const cql_error&) {
+            throw;
+        } catch (const std::exception& e) {
+            // A bug, not the client's fault: Cassandra's server error, naming what failed.
+            throw cql_error(error_code::server_error, fmt::format("SELECT from {}.{} failed: {}", _s->keyspace(),
+                                                                  _s->table(), e.what()));
         }
     }
 

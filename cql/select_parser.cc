@@ -199,10 +199,12 @@ private:
     raw_selector selector(raw_select_statement& st) {
         const cql_token t = _ts.peek();
         raw_selector sel;
-        if (t.kind == cql_token_kind::number && t.text == "1") {
-            // count(1)'s argument, or a constant selector (not supported beyond count).
-            _ts.next();
-            sel.k = raw_selector::kind::literal_one;
+        if (t.kind == cql_token_kind::number || t.kind == cql_token_kind::string || t.kind == cql_token_kind::hex ||
+            t.kind == cql_token_kind::uuid || (t.kind == cql_token_kind::symbol && (t.text == "-" || t.text == "?" ||
+                                                                                    t.text == ":"))) {
+            // A constant: a function's argument (count(1), minTimeuuid('2013-01-01')).
+            sel.k = raw_selector::kind::term;
+            sel.element = parse_term(_ts, st.ctx);
             return sel;
         }
         if (!is_name(t) || (t.kind == cql_token_kind::identifier && is_clause_word(t) && !_ts.peek_symbol('(', 1))) {
@@ -243,7 +245,8 @@ private:
                 } while (_ts.accept_symbol(','));
             }
             _ts.expect_symbol(')');
-            if (fname == "count" && sel.args.size() == 1 && sel.args[0].k == raw_selector::kind::literal_one) {
+            if (fname == "count" && sel.args.size() == 1 && sel.args[0].k == raw_selector::kind::term &&
+                sel.args[0].element->to_string() == "1") {
                 sel.k = raw_selector::kind::count_star;
                 sel.args.clear();
             }
@@ -251,15 +254,39 @@ private:
         }
         sel.k = raw_selector::kind::column;
         sel.name = _ts.expect_name("a column");
-        if (_ts.accept_symbol('[')) {
-            raw_selector el;
-            el.k = raw_selector::kind::element;
-            el.args.push_back(std::move(sel));
-            el.element = parse_term(_ts, st.ctx);
-            _ts.expect_symbol(']');
-            return el;
+        while (true) {
+            if (_ts.accept_symbol('[')) {
+                // [key], [from..to], [..to], [from..]
+                raw_selector el;
+                el.args.push_back(std::move(sel));
+                bool range = false;
+                if (!(_ts.peek_symbol('.') && _ts.peek_symbol('.', 1))) {
+                    el.element = parse_term(_ts, st.ctx);
+                }
+                if (_ts.peek_symbol('.') && _ts.peek_symbol('.', 1)) {
+                    _ts.next();
+                    _ts.next();
+                    range = true;
+                    if (!_ts.peek_symbol(']')) {
+                        el.slice_end = parse_term(_ts, st.ctx);
+                    }
+                }
+                _ts.expect_symbol(']');
+                el.k = range ? raw_selector::kind::slice : raw_selector::kind::element;
+                sel = std::move(el);
+                continue;
+            }
+            if (_ts.peek_symbol('.') && is_name(_ts.peek(1))) {
+                _ts.next();
+                raw_selector f;
+                f.k = raw_selector::kind::field;
+                f.field = _ts.expect_name("a field");
+                f.args.push_back(std::move(sel));
+                sel = std::move(f);
+                continue;
+            }
+            return sel;
         }
-        return sel;
     }
 
     std::string op() {

@@ -13,18 +13,22 @@
 
 namespace reef::cql {
 
-// One selector as written: a column, count(*), a function of selectors (aggregates, token, toJson ...),
-// WRITETIME/TTL of a column, CAST, an element m['k'], with its alias.
+// One selector as written: a column, count(*), a function of selectors or constants (aggregates, token, toJson,
+// native functions), WRITETIME/TTL of a column, CAST, an element m['k'], a slice s[a..b], a UDT field u.f, with its
+// alias.
 struct raw_selector {
-    enum class kind { column, count_star, function, writetime, ttl, cast, element, literal_one };
+    enum class kind { column, count_star, function, writetime, ttl, cast, element, slice, field, term };
     kind k = kind::column;
     // The column (kind column, writetime, ttl), or the function's name (lower case).
     std::string name;
     std::vector<raw_selector> args;
     // CAST's target type, as written.
     std::string cast_type;
-    // An element selection's key.
+    // An element selection's key; a slice's bounds (null: open); a constant (kind term).
     raw_term_ptr element;
+    raw_term_ptr slice_end;
+    // A UDT field's name (kind field).
+    std::string field;
     std::string alias;
 };
 

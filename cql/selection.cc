@@ -5,6 +5,7 @@
 #include "cql/term_functions.hh"
 #include "schema/value_format.hh"
 #include "utils/big_endian.hh"
+#include "utils/java_double_format.hh"
 
 #include <fmt/format.h>
 
@@ -235,6 +236,18 @@ private:
     fn _f;
 };
 
+class constant_selector final : public first_value_selector {
+public:
+    constant_selector(std::string name, data_type type, std::optional<bytes> v) : _v(std::move(v)) {
+        _name = std::move(name);
+        _type = std::move(type);
+    }
+
+private:
+    std::optional<bytes> compute(const row_view&) const override { return _v; }
+    std::optional<bytes> _v;
+};
+
 // ---- aggregates ---------------------------------------------------------------------------------------------
 
 class count_star_selector final : public selector {
@@ -412,37 +425,164 @@ private:
 };
 
 // ---- casts ---------------------------------------------------------------------------------------------------
+// Cassandra's CastFcts: numbers convert as Java's Number methods do (integers wrap, a float or double truncates
+// and saturates), text is the value's string form, timestamps, dates and timeuuids convert into each other.
 
-std::optional<bytes> cast_value(const data_type& from, const data_type& to, const bytes& v) {
+bool is_numeric(type_kind k) {
+    switch (k) {
+    case type_kind::tinyint:
+    case type_kind::smallint:
+    case type_kind::int32:
+    case type_kind::bigint:
+    case type_kind::counter:
+    case type_kind::float_:
+    case type_kind::double_:
+    case type_kind::decimal:
+    case type_kind::varint: return true;
+    default: return false;
+    }
+}
+
+// The low 64 bits of a varint (BigInteger.longValue()).
+int64_t varint_low_bits(bytes_view b) {
+    uint64_t v = (!b.empty() && (b[0] & 0x80)) ? ~uint64_t(0) : 0;
+    for (auto c : b) {
+        v = v << 8 | c;
+    }
+    return int64_t(v);
+}
+
+int64_t saturating(double d) {
+    if (std::isnan(d)) {
+        return 0;
+    }
+    if (d >= 9.2233720368547758e18) {
+        return INT64_MAX;
+    }
+    if (d <= -9.2233720368547758e18) {
+        return INT64_MIN;
+    }
+    return int64_t(d);
+}
+
+int64_t saturating32(double d) {
+    if (std::isnan(d)) {
+        return 0;
+    }
+    return std::clamp<double>(std::trunc(d), INT32_MIN, INT32_MAX);
+}
+
+std::string plain_integer_part(const std::string& decimal_plain) {
+    auto dot = decimal_plain.find('.');
+    auto s = dot == std::string::npos ? decimal_plain : decimal_plain.substr(0, dot);
+    return s.empty() || s == "-" ? "0" : s;
+}
+
+std::optional<bytes> cast_value(const data_type& from_t, const data_type& to, const bytes& v) {
+    auto from = from_t->without_reversal();
+    auto fk = from->kind();
     auto tk = to->kind();
     if (tk == type_kind::text || tk == type_kind::ascii) {
-        return to_bytes(from->to_string(v));
+        switch (fk) {
+        case type_kind::float_: return to_bytes(utils::java_float_to_string(float_of(v)));
+        case type_kind::double_: return to_bytes(utils::java_double_to_string(double_of(v)));
+        default: return to_bytes(from->to_string(v));
+        }
     }
-    auto fk = from->without_reversal()->kind();
-    long double x = 0;
-    switch (fk) {
-    case type_kind::tinyint: x = from_be<int8_t>(v); break;
-    case type_kind::smallint: x = from_be<int16_t>(v); break;
-    case type_kind::int32: x = from_be<int32_t>(v); break;
-    case type_kind::bigint:
-    case type_kind::counter: x = from_be<int64_t>(v); break;
-    case type_kind::float_: x = float_of(v); break;
-    case type_kind::double_: x = double_of(v); break;
-    case type_kind::varint:
-    case type_kind::decimal: x = std::stold(from->to_string(v)); break;
-    default: throw invalid_request(fmt::format("cannot cast {} to {}", from->cql_name(), to->cql_name()));
+    if (is_numeric(fk) && is_numeric(tk)) {
+        // The source as an exact integer (when it is one), a double, and a decimal string.
+        std::optional<int64_t> exact;
+        double d = 0;
+        std::string dec;
+        switch (fk) {
+        case type_kind::tinyint: exact = from_be<int8_t>(v); break;
+        case type_kind::smallint: exact = from_be<int16_t>(v); break;
+        case type_kind::int32: exact = from_be<int32_t>(v); break;
+        case type_kind::bigint:
+        case type_kind::counter: exact = from_be<int64_t>(v); break;
+        case type_kind::float_: d = float_of(v); dec = utils::java_double_to_string(d); break;
+        case type_kind::double_: d = double_of(v); dec = utils::java_double_to_string(d); break;
+        case type_kind::varint:
+            exact = varint_low_bits(v);
+            dec = from->to_string(v);
+            d = std::stod(dec);
+            break;
+        case type_kind::decimal: {
+            auto bd = big_decimal::from_bytes(v);
+            dec = bd.to_string();
+            d = std::stod(dec);
+            exact = varint_low_bits(big_int::from_string(plain_integer_part(bd.to_plain_string())).to_bytes());
+            break;
+        }
+        default: break;
+        }
+        if (exact && fk != type_kind::varint && fk != type_kind::decimal) {
+            d = double(*exact);
+            dec = std::to_string(*exact);
+        }
+        bool integral_source = fk != type_kind::float_ && fk != type_kind::double_;
+        auto as_long = [&] { return integral_source ? *exact : saturating(d); };
+        switch (tk) {
+        case type_kind::tinyint: return be_bytes<int8_t>(int8_t(integral_source ? *exact : saturating32(d)));
+        case type_kind::smallint: return be_bytes<int16_t>(int16_t(integral_source ? *exact : saturating32(d)));
+        case type_kind::int32: return be_bytes<int32_t>(int32_t(integral_source ? *exact : saturating32(d)));
+        case type_kind::bigint:
+        case type_kind::counter: return be_bytes<int64_t>(as_long());
+        case type_kind::float_: return float_bytes(float(d));
+        case type_kind::double_: return double_bytes(d);
+        case type_kind::decimal: return big_decimal::from_string(dec).to_bytes();
+        case type_kind::varint: {
+            if (fk == type_kind::float_ || fk == type_kind::double_ || fk == type_kind::decimal) {
+                return big_int::from_string(plain_integer_part(big_decimal::from_string(dec).to_plain_string())).to_bytes();
+            }
+            return big_int::from_string(dec).to_bytes();
+        }
+        default: break;
+        }
     }
-    switch (tk) {
-    case type_kind::tinyint: return be_bytes<int8_t>(int8_t(int64_t(x)));
-    case type_kind::smallint: return be_bytes<int16_t>(int16_t(int64_t(x)));
-    case type_kind::int32: return be_bytes<int32_t>(int32_t(int64_t(x)));
-    case type_kind::bigint: return be_bytes<int64_t>(int64_t(x));
-    case type_kind::float_: return float_bytes(float(x));
-    case type_kind::double_: return double_bytes(double(x));
-    case type_kind::varint:
-    case type_kind::decimal: return to->from_string(from->to_string(v));
-    default: throw invalid_request(fmt::format("cannot cast {} to {}", from->cql_name(), to->cql_name()));
+    // Times: timestamp <-> date, timeuuid -> both; timestamp -> bigint (milliseconds).
+    auto millis = [&]() -> std::optional<int64_t> {
+        switch (fk) {
+        case type_kind::timestamp: return from_be<int64_t>(v);
+        case type_kind::date: return (int64_t(from_be<uint32_t>(v)) - (int64_t(1) << 31)) * 86400000;
+        case type_kind::timeuuid: {
+            uint64_t ts = (uint64_t(from_be<uint16_t>(bytes_view(v).subspan(6))) & 0x0fff) << 48 |
+                          uint64_t(from_be<uint16_t>(bytes_view(v).subspan(4))) << 32 | from_be<uint32_t>(v);
+            return int64_t((ts - 0x01b21dd213814000ULL) / 10000);
+        }
+        default: return std::nullopt;
+        }
+    }();
+    if (millis) {
+        if (tk == type_kind::timestamp) {
+            return be_bytes<int64_t>(*millis);
+        }
+        if (tk == type_kind::date) {
+            int64_t days = *millis >= 0 ? *millis / 86400000 : -((-*millis + 86399999) / 86400000);
+            return be_bytes<uint32_t>(uint32_t(days + (int64_t(1) << 31)));
+        }
+        if (tk == type_kind::bigint && fk == type_kind::timestamp) {
+            return be_bytes<int64_t>(*millis);
+        }
     }
+    auto name = to->cql_name();
+    throw invalid_request(fmt::format("Invalid call to function system.cast_as_{}, none of its type signatures match",
+                                      name));
+}
+
+// Whether CAST(from AS to) exists (Cassandra's cast functions).
+bool castable(const data_type& from_t, const data_type& to) {
+    auto fk = from_t->without_reversal()->kind();
+    auto tk = to->kind();
+    if (tk == type_kind::text || tk == type_kind::ascii) {
+        return true;
+    }
+    if (is_numeric(fk) && is_numeric(tk) && tk != type_kind::counter) {
+        return true;
+    }
+    bool time_source = fk == type_kind::timestamp || fk == type_kind::date || fk == type_kind::timeuuid;
+    return (time_source && (tk == type_kind::timestamp || tk == type_kind::date)) ||
+           (fk == type_kind::timestamp && tk == type_kind::bigint);
 }
 
 // ---- building -------------------------------------------------------------------------------------------------
@@ -479,11 +619,17 @@ std::unique_ptr<selector> make_function(const schema& s, const raw_selector& r,
     std::vector<std::unique_ptr<selector>> args;
     std::string arg_names;
     for (auto& a : r.args) {
+        if (a.k == raw_selector::kind::term) {
+            // Typed by the function's overload, below.
+            args.push_back(nullptr);
+            arg_names += (arg_names.empty() ? "" : ", ") + a.element->to_string();
+            continue;
+        }
         args.push_back(make_selector(s, a, read, depth + 1));
         arg_names += (arg_names.empty() ? "" : ", ") + args.back()->name();
     }
     if (f == "tojson") {
-        if (args.size() != 1) {
+        if (args.size() != 1 || !args[0]) {
             throw invalid_request("toJson() takes one argument");
         }
         auto t = args[0]->type();
@@ -497,13 +643,38 @@ std::unique_ptr<selector> make_function(const schema& s, const raw_selector& r,
         if (nf->arg_types.size() != args.size() || !nf->return_type) {
             continue;
         }
+        // Constants take the overload's argument type; selectors must have it.
         bool match = true;
-        for (size_t i = 0; i < args.size(); ++i) {
-            match = match && nf->arg_types[i]->without_reversal()->class_name() ==
-                                 args[i]->type()->without_reversal()->class_name();
+        std::vector<std::unique_ptr<selector>> bound;
+        for (size_t i = 0; i < args.size() && match; ++i) {
+            if (!args[i]) {
+                try {
+                    bind_specs specs{term_parse_context{}};
+                    auto& t = r.args[i].element;
+                    auto prepared = t->prepare(column_spec{s.keyspace(), s.table(), t->to_string(), nf->arg_types[i]},
+                                               specs);
+                    if (!prepared->is_terminal()) {
+                        throw invalid_request("a bind marker in a selector is not supported");
+                    }
+                    auto v = prepared->bind(query_options{});
+                    bound.push_back(std::make_unique<constant_selector>(
+                        t->to_string(), nf->arg_types[i], v.is_value() ? std::optional<bytes>(v.data) : std::nullopt));
+                } catch (const cql_error&) {
+                    match = false;
+                }
+                continue;
+            }
+            match = nf->arg_types[i]->without_reversal()->class_name() ==
+                    args[i]->type()->without_reversal()->class_name();
+            bound.push_back(nullptr);
         }
         if (!match) {
             continue;
+        }
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (!args[i]) {
+                args[i] = std::move(bound[i]);
+            }
         }
         auto ret = nf->return_type;
         return std::make_unique<function_selector>(
@@ -543,6 +714,11 @@ std::unique_ptr<selector> make_selector(const schema& s, const raw_selector& r, 
         auto arg = make_selector(s, r.args[0], read, depth + 1);
         auto to = parse_cql_type(r.cast_type);
         auto from = arg->type();
+        if (!castable(from, to)) {
+            throw invalid_request(fmt::format("Invalid call to function system.cast_as_{}, none of its type "
+                                              "signatures match ({} is a {})",
+                                              to->cql_name(), arg->name(), from->cql_name()));
+        }
         auto name = fmt::format("cast({} as {})", arg->name(), to->cql_name());
         std::vector<std::unique_ptr<selector>> args;
         args.push_back(std::move(arg));
@@ -562,7 +738,7 @@ std::unique_ptr<selector> make_selector(const schema& s, const raw_selector& r, 
                                               coll->name(), t->cql_name()));
         }
         column_spec spec{s.keyspace(), s.table(), coll->name(), t};
-        auto key_spec = map_key_receiver(spec);
+        auto key_spec = t->kind() == type_kind::map ? map_key_receiver(spec) : element_receiver(spec);
         bind_specs specs{term_parse_context{}};
         auto key_term = r.element->prepare(key_spec, specs);
         if (!key_term->is_terminal()) {
@@ -570,7 +746,7 @@ std::unique_ptr<selector> make_selector(const schema& s, const raw_selector& r, 
         }
         auto key = key_term->bind(query_options{});
         auto name = fmt::format("{}[{}]", coll->name(), r.element->to_string());
-        data_type out = t->kind() == type_kind::map ? t->value_type() : t->key_type();
+        data_type out = t->kind() == type_kind::map ? t->value_type() : t->element_type();
         std::vector<std::unique_ptr<selector>> args;
         args.push_back(std::move(coll));
         return std::make_unique<function_selector>(
@@ -578,7 +754,7 @@ std::unique_ptr<selector> make_selector(const schema& s, const raw_selector& r, 
                 if (!v[0] || !key.is_value()) {
                     return std::nullopt;
                 }
-                auto& kt = t->key_type();
+                auto& kt = t->kind() == type_kind::map ? t->key_type() : t->element_type();
                 if (t->kind() == type_kind::map) {
                     for (auto& [k, val] : split_map(*v[0])) {
                         if (kt->compare(k, key.data) == 0) {
@@ -595,7 +771,92 @@ std::unique_ptr<selector> make_selector(const schema& s, const raw_selector& r, 
                 return std::nullopt;
             });
     }
-    case raw_selector::kind::literal_one: throw invalid_request("a constant is not a selector here");
+    case raw_selector::kind::slice: {
+        auto coll = make_selector(s, r.args[0], read, depth + 1);
+        auto t = coll->type()->without_reversal();
+        if (t->kind() != type_kind::map && t->kind() != type_kind::set) {
+            throw invalid_request(fmt::format("Slice selection is only allowed on sets and maps, but {} is a {}",
+                                              coll->name(), t->cql_name()));
+        }
+        column_spec spec{s.keyspace(), s.table(), coll->name(), t};
+        auto key_spec = t->kind() == type_kind::map ? map_key_receiver(spec) : element_receiver(spec);
+        auto bound = [&](const raw_term_ptr& b) -> std::optional<bytes> {
+            if (!b) {
+                return std::nullopt;
+            }
+            bind_specs specs{term_parse_context{}};
+            auto p = b->prepare(key_spec, specs);
+            if (!p->is_terminal()) {
+                throw invalid_request("slice selection with a bind marker is not supported");
+            }
+            auto v = p->bind(query_options{});
+            return v.is_value() ? std::optional<bytes>(v.data) : std::nullopt;
+        };
+        auto from = bound(r.element);
+        auto to = bound(r.slice_end);
+        auto name = fmt::format("{}[{}..{}]", coll->name(), r.element ? r.element->to_string() : "",
+                                r.slice_end ? r.slice_end->to_string() : "");
+        std::vector<std::unique_ptr<selector>> args;
+        args.push_back(std::move(coll));
+        return std::make_unique<function_selector>(
+            name, t, std::move(args), [t, from, to](const std::vector<std::optional<bytes>>& v) -> std::optional<bytes> {
+                if (!v[0]) {
+                    return std::nullopt;
+                }
+                auto& kt = t->kind() == type_kind::map ? t->key_type() : t->element_type();
+                auto in = [&](bytes_view k) {
+                    return (!from || kt->compare(k, *from) >= 0) && (!to || kt->compare(k, *to) <= 0);
+                };
+                if (t->kind() == type_kind::map) {
+                    std::vector<std::pair<bytes, bytes>> out;
+                    for (auto& [k, val] : split_map(*v[0])) {
+                        if (in(k)) {
+                            out.emplace_back(bytes(k.begin(), k.end()), bytes(val.begin(), val.end()));
+                        }
+                    }
+                    return serialize_map(out);
+                }
+                std::vector<bytes> out;
+                for (auto& e : split_collection(*v[0])) {
+                    if (in(e)) {
+                        out.emplace_back(e.begin(), e.end());
+                    }
+                }
+                return serialize_collection(out);
+            });
+    }
+    case raw_selector::kind::field: {
+        auto udt = make_selector(s, r.args[0], read, depth + 1);
+        auto t = udt->type()->without_reversal();
+        if (t->kind() != type_kind::user) {
+            throw invalid_request(fmt::format("Invalid field selection: {} of type {} is not a user type",
+                                              udt->name(), t->cql_name()));
+        }
+        auto& u = static_cast<const user_type_impl&>(*t);
+        auto it = std::find(u.field_names().begin(), u.field_names().end(), r.field);
+        if (it == u.field_names().end()) {
+            throw invalid_request(fmt::format("{} of type {} has no field {}", udt->name(), t->cql_name(), r.field));
+        }
+        size_t i = size_t(it - u.field_names().begin());
+        auto name = udt->name() + "." + r.field;
+        auto ft = u.field_types()[i];
+        std::vector<std::unique_ptr<selector>> args;
+        args.push_back(std::move(udt));
+        return std::make_unique<function_selector>(
+            name, ft, std::move(args), [i](const std::vector<std::optional<bytes>>& v) -> std::optional<bytes> {
+                if (!v[0]) {
+                    return std::nullopt;
+                }
+                auto fields = split_tuple(*v[0]);
+                if (i >= fields.size() || !fields[i]) {
+                    return std::nullopt;
+                }
+                return bytes(fields[i]->begin(), fields[i]->end());
+            });
+    }
+    case raw_selector::kind::term: throw invalid_request(fmt::format("a constant ({}) is only allowed as a function "
+                                                                     "argument",
+                                                                     r.element->to_string()));
     }
     throw invalid_request("bad selector");
 }

@@ -2,6 +2,7 @@
 
 #include "schema/value_format.hh"
 #include "utils/big_endian.hh"
+#include "utils/vint.hh"
 
 #include <fmt/format.h>
 
@@ -229,8 +230,31 @@ std::string error_class_name(int32_t code) {
     return it == names.end() ? fmt::format("code_{:x}", code) : it->second;
 }
 
-std::string canonical_type_name(const data_type& t) {
-    auto n = t->without_reversal()->cql_name();
+std::string canonical_type_name(const data_type& type) {
+    auto t = type->without_reversal();
+    auto join = [](const std::vector<data_type>& ts) {
+        std::string s;
+        for (auto& x : ts) {
+            s += (s.empty() ? "" : ", ") + canonical_type_name(x);
+        }
+        return s;
+    };
+    switch (t->kind()) {
+    case type_kind::list: return "list<" + canonical_type_name(t->element_type()) + ">";
+    case type_kind::set: return "set<" + canonical_type_name(t->element_type()) + ">";
+    case type_kind::map: return "map<" + canonical_type_name(t->key_type()) + ", " + canonical_type_name(t->value_type()) + ">";
+    case type_kind::tuple: return "tuple<" + join(t->field_types()) + ">";
+    case type_kind::user: {
+        auto& u = static_cast<const user_type_impl&>(*t);
+        std::string s = u.keyspace() + "." + u.type_name() + "{";
+        for (size_t i = 0; i < u.field_names().size(); ++i) {
+            s += (i ? ", " : "") + u.field_names()[i] + " " + canonical_type_name(u.field_types()[i]);
+        }
+        return s + "}";
+    }
+    default: break;
+    }
+    auto n = t->cql_name();
     // frozen<X> -> X
     size_t p;
     while ((p = n.find("frozen<")) != std::string::npos) {
@@ -330,6 +354,55 @@ std::string canonical_value(const data_type& type, const std::optional<bytes>& v
             s += canonical_value(types[i], f);
         }
         return s + (k == type_kind::user ? "}" : "]");
+    }
+    case type_kind::inet: {
+        if (v->size() == 4) {
+            return json_string(fmt::format("{}.{}.{}.{}", (*v)[0], (*v)[1], (*v)[2], (*v)[3]));
+        }
+        // RFC 5952: the longest run (first on a tie) of two or more zero groups becomes "::".
+        uint16_t g[8];
+        for (int i = 0; i < 8; ++i) {
+            g[i] = uint16_t((*v)[2 * i] << 8 | (*v)[2 * i + 1]);
+        }
+        int best = -1, best_len = 1;
+        for (int i = 0; i < 8;) {
+            int j = i;
+            while (j < 8 && g[j] == 0) {
+                ++j;
+            }
+            if (j - i > best_len) {
+                best = i;
+                best_len = j - i;
+            }
+            i = j > i ? j : i + 1;
+        }
+        std::string s;
+        for (int i = 0; i < 8; ++i) {
+            if (i == best) {
+                s += "::";
+                i += best_len - 1;
+                continue;
+            }
+            if (!s.empty() && s.back() != ':') {
+                s += ":";
+            }
+            s += fmt::format("{:x}", g[i]);
+        }
+        return json_string(s);
+    }
+    case type_kind::duration: {
+        auto in = std::span<const char>(reinterpret_cast<const char*>(v->data()), v->size());
+        int64_t parts[3] = {0, 0, 0};
+        size_t pos = 0;
+        for (auto& p : parts) {
+            auto d = utils::try_decode_signed_vint(in.subspan(pos));
+            if (!d) {
+                return "{\"undecodable\": " + json_string(hex(*v)) + "}";
+            }
+            p = d->value;
+            pos += d->length;
+        }
+        return json_string(fmt::format("{}mo{}d{}ns", parts[0], parts[1], parts[2]));
     }
     default: return json_string(t->to_string(*v));
     }

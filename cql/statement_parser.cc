@@ -3,6 +3,7 @@
 #include "cql/cql_error.hh"
 #include "cql/ddl_statements.hh"
 #include "cql/describe_statement.hh"
+#include "cql/select_statement.hh"
 
 #include <fmt/core.h>
 #include <utility>
@@ -25,6 +26,7 @@ const statement_kind statement_kinds[] = {
     {"truncate", parse_truncate_statement},
     {"describe", parse_describe_statement},
     {"desc", parse_describe_statement},
+    {"select", parse_select_statement},
 };
 
 } // namespace

@@ -172,6 +172,8 @@ public:
     std::vector<data_type> types_of(std::string_view keyspace) const;
     // This shard's instance of a table (null if none).
     table* find_table(const table_id& id);
+    // The same, held: a read keeps this version alive while an ALTER or DROP replaces it (db/query_page.cc).
+    std::shared_ptr<table> find_table_shared(const table_id& id);
     std::string table_directory(const schema& s) const;
     const utils::uuid_bytes& host_id() const noexcept { return _host_id; }
     const database_config& config() const noexcept { return _cfg; }

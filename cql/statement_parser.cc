@@ -1,6 +1,8 @@
 #include "cql/statement_parser.hh"
 
 #include "cql/cql_error.hh"
+#include "cql/batch_statement.hh"
+#include "cql/modification_statement.hh"
 
 #include <fmt/core.h>
 #include <utility>
@@ -16,7 +18,10 @@ struct statement_kind {
 };
 
 const statement_kind statement_kinds[] = {
-    {"", nullptr},
+    {"insert", parse_insert_statement},
+    {"update", parse_update_statement},
+    {"delete", parse_delete_statement},
+    {"begin", parse_batch_statement},
 };
 
 } // namespace

@@ -25,6 +25,9 @@ namespace {
 
 constexpr int32_t max_ttl = 630720000;
 
+// A batch's partitions, of one table or several.
+using plan_map = std::map<std::pair<table_id, dht::decorated_key>, partition_plan>;
+
 std::string_view sv(const bytes& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
 bytes value_of(const raw_value& v, const std::string& column) {
@@ -273,7 +276,7 @@ bound_condition bind_condition(const prepared_condition& c, const query_options&
 }
 
 // One statement's writes into the plans of its partitions.
-void plan_statement(std::map<dht::decorated_key, partition_plan>& plans, const modification_execution& w,
+void plan_statement(plan_map& plans, const modification_execution& w,
                     std::optional<int64_t> batch_ts, int64_t now) {
     auto& st = *w.statement;
     auto& s = st.schema;
@@ -347,9 +350,10 @@ void plan_statement(std::map<dht::decorated_key, partition_plan>& plans, const m
     }
     for (auto& pkv : pks) {
         dht::decorated_key dk(make_partition_key(pkv));
-        auto it = plans.find(dk);
+        auto key = std::make_pair(s->id(), dk);
+        auto it = plans.find(key);
         if (it == plans.end()) {
-            it = plans.emplace(dk, partition_plan(s, dk, pkv)).first;
+            it = plans.emplace(key, partition_plan(s, dk, pkv)).first;
         }
         auto& plan = it->second;
         plan.needs_owner |= st.reads || st.has_conditions();
@@ -419,7 +423,7 @@ future<result_message> execute_modifications(query_processor& qp, std::vector<mo
     int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
-    std::map<dht::decorated_key, partition_plan> plans;
+    plan_map plans;
     bool conditional = false;
     for (auto& w : writes) {
         plan_statement(plans, w, batch_timestamp, now);

@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 namespace reef::cql {
@@ -33,15 +34,15 @@ bytes uuid_bytes(const utils::uuid_bytes& u) { return bytes(u.begin(), u.end());
 // prepend sorts before everything written before it (Lists.PrecisionTime).
 std::vector<bytes> prepend_paths(size_t n) {
     constexpr int64_t reference_ms = 1262304000000LL;
-    thread_local int64_t last = std::numeric_limits<int64_t>::max();
+    // Shared by the shards (a list's prepends may come through any of them): every prepend goes below the last.
+    static std::atomic<int64_t> last{std::numeric_limits<int64_t>::max()};
     int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-    int64_t base = (2 * reference_ms - now_ms) * 10000;
-    if (base >= last) {
-        base = last - 1;
-    }
-    last = base - int64_t(n);
+    int64_t base, prev = last.load();
+    do {
+        base = std::min((2 * reference_ms - now_ms) * 10000, prev - 1);
+    } while (!last.compare_exchange_weak(prev, base - int64_t(n)));
     std::vector<bytes> out;
     for (size_t i = 0; i < n; ++i) {
         out.push_back(uuid_bytes(utils::make_time_uuid_at(uint64_t(base - int64_t(n) + int64_t(i)), 0x1234, 0x010203040506)));

@@ -17,6 +17,8 @@ struct key_restriction {
     // IN ?: gives a list of values (or of tuples).
     term_ptr in_marker;
     bool tuple = false;
+    // `c = ?` (or an INSERT's ?): the marker's index, for drivers' token routing.
+    std::optional<uint32_t> marker;
 };
 
 enum class op_kind {

@@ -282,6 +282,9 @@ key_restriction prepare_relation(const schema& s, const raw_relation& r, bind_sp
         }
     } else {
         k.values.push_back(r.value->prepare(receiver, specs));
+        if (r.op == "=" && !r.tuple) {
+            k.marker = r.value->bind_index();
+        }
     }
     return k;
 }
@@ -335,13 +338,9 @@ prepared_condition prepare_condition(const schema& s, const raw_condition& r, bi
 // Checks the partition key and clustering restrictions of an UPDATE or DELETE (or the columns of an INSERT).
 void check_key_restrictions(const schema& s, modification_impl& st, const char* stmt_name, bool deletion) {
     std::vector<std::string> missing;
-    st.partition_key.resize(s.partition_key().size());
     std::vector<key_restriction> pk(s.partition_key().size());
     std::vector<bool> seen(s.partition_key().size());
     std::vector<key_restriction> clustering;
-    for (auto& k : st.partition_key) {
-        (void)k;
-    }
     std::vector<key_restriction> all = std::move(st.clustering);
     st.clustering.clear();
     for (auto& k : all) {
@@ -489,6 +488,7 @@ std::shared_ptr<const modification_impl> raw_modification_statement::prepare_wit
                     k.columns.push_back(&c);
                     k.op = "=";
                     k.values.push_back(insert_values[i]->prepare(spec_of(*s, c), specs));
+                    k.marker = insert_values[i]->bind_index();
                     st->clustering.push_back(std::move(k));
                 } else {
                     auto op = base_op(*s, c, op_kind::assign);
@@ -565,20 +565,12 @@ std::shared_ptr<const modification_impl> raw_modification_statement::prepare_wit
         if (attrs.ttl) {
             throw invalid_request("Cannot provide custom TTL for counter updates");
         }
-    } else if (type == statement_type::update) {
-        for (auto& op : st->operations) {
-            (void)op;
-        }
     }
     for (auto& op : st->operations) {
         if (op.kind == op_kind::counter_add || op.kind == op_kind::list_remove || op.kind == op_kind::list_set_index ||
             op.kind == op_kind::del_list_index) {
             st->reads = true;
         }
-    }
-    // The markers that give the partition key, for drivers' routing.
-    for (auto& k : st->partition_key) {
-        (void)k;
     }
     return st;
 }
@@ -588,21 +580,14 @@ std::unique_ptr<cql_statement> raw_modification_statement::prepare(const databas
     auto impl = prepare_with(db, ks, specs);
     auto mutable_impl = std::const_pointer_cast<modification_impl>(impl);
     mutable_impl->bind_variables = specs.specs();
-    // partition_key_bind_indexes: each partition key column given by a marker of its own.
+    // partition_key_bind_indexes: each partition key column given by a marker of its own (`k = ?`).
     std::vector<uint16_t> indexes;
-    for (auto& c : impl->schema->partition_key()) {
-        std::optional<uint16_t> found;
-        for (size_t i = 0; i < mutable_impl->bind_variables.size(); ++i) {
-            if (mutable_impl->bind_variables[i].name == c.name && *mutable_impl->bind_variables[i].type == *c.type) {
-                found = uint16_t(i);
-                break;
-            }
-        }
-        if (!found) {
+    for (auto& k : impl->partition_key) {
+        if (!k.marker) {
             indexes.clear();
             break;
         }
-        indexes.push_back(*found);
+        indexes.push_back(uint16_t(*k.marker));
     }
     mutable_impl->partition_key_bind_indexes = std::move(indexes);
     return std::make_unique<modification_statement>(impl);

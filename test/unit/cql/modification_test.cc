@@ -578,6 +578,14 @@ DML_TEST_CASE(counters_and_if_not_exists_race_from_every_shard) {
             expected[std::to_string(k)].rows["1"]["n"] = std::to_string(-per_row);
         }
         BOOST_REQUIRE_MESSAGE(got == expected, "counters:\n" << describe(got) << "expected:\n" << describe(expected));
+        // The same from sstables, and increments on top of flushed counters.
+        co_await e.db.local().flush("ks", "c");
+        got = co_await read_table(e, 1 % smp::count(), s);
+        BOOST_REQUIRE_MESSAGE(got == expected, "flushed counters:\n" << describe(got));
+        co_await exec(e, 0, "UPDATE ks.c SET n = n + 1000 WHERE k = 2 AND c = 0");
+        expected["2"].rows["0"]["n"] = std::to_string(3 * per_row + 1000);
+        got = co_await read_table(e, 2 % smp::count(), s);
+        BOOST_REQUIRE_MESSAGE(got == expected, "after a flush:\n" << describe(got));
         // Deletes of counter rows and cells (counter_delete); incrementing a deleted counter again is undefined in
         // Cassandra too ("counter removal is intrinsically limited"), so it is not checked.
         co_await exec(e, 1, "DELETE FROM ks.c WHERE k = 0 AND c = 0");
@@ -705,5 +713,55 @@ DML_TEST_CASE(prepends_across_shards_and_batches_across_tables) {
         auto got_u = co_await read_table(e, 0, u);
         BOOST_TEST(got["100"].rows[""]["l"] == "['x']");
         BOOST_TEST(got_u["100"].rows[""]["name"] == "'n'");
+    });
+}
+
+future<std::vector<column_spec>> prepared_specs(env& e, std::string text, std::vector<uint16_t>* pk_indexes) {
+    auto run = [text](query_processor& p) {
+        client_state st;
+        st.keyspace = "ks";
+        return p.prepare(text, st);
+    };
+    auto r = co_await e.qp.invoke_on(0, std::move(run));
+    auto& pr = std::get<prepared_result>(r);
+    if (pk_indexes) {
+        *pk_indexes = pr.partition_key_bind_indexes;
+    }
+    co_return pr.bind_variables;
+}
+
+// What PREPARE reports: each marker named after its receiver (or its :name), typed, and the partition key's markers.
+DML_TEST_CASE(prepared_bind_variables) {
+    co_await with_env([&](env& e) -> future<> {
+        co_await create_table(e, "CREATE TABLE ks.p (a int, b text, c int, v int, l list<int>, m map<text, int>, "
+                                 "PRIMARY KEY ((a, b), c))");
+        std::vector<uint16_t> pk;
+        auto names = [](const std::vector<column_spec>& specs) {
+            std::string s;
+            for (auto& c : specs) {
+                s += c.name + ":" + c.type->cql_name() + " ";
+            }
+            return s;
+        };
+        auto specs = co_await prepared_specs(e, "INSERT INTO ks.p (c, b, a, v) VALUES (?, ?, ?, :val) USING TTL ? AND TIMESTAMP ?", &pk);
+        BOOST_TEST(names(specs) == "c:int b:text a:int val:int [ttl]:int [timestamp]:bigint ");
+        BOOST_TEST((pk == std::vector<uint16_t>{2, 1}));
+        specs = co_await prepared_specs(e, "UPDATE ks.p SET l[?] = ?, m = m + ? WHERE a = 1 AND b = ? AND c IN ?", &pk);
+        BOOST_TEST(names(specs) == "idx(l):int value(l):int m:map<text, int> b:text in(c):frozen<list<int>> ");
+        BOOST_TEST(pk.empty());
+        specs = co_await prepared_specs(e, "DELETE m[?] FROM ks.p WHERE a = ? AND b = ? AND c = ? IF v = ?", &pk);
+        BOOST_TEST(names(specs) == "key(m):text a:int b:text c:int v:int ");
+        BOOST_TEST((pk == std::vector<uint16_t>{1, 2}));
+        specs = co_await prepared_specs(e, "BEGIN BATCH USING TIMESTAMP ? INSERT INTO ks.p (a, b, c) VALUES (?, 'x', 1); "
+                                           "UPDATE ks.p SET v = ? WHERE a = 1 AND b = 'x' AND c = 2; APPLY BATCH", nullptr);
+        BOOST_TEST(names(specs) == "[timestamp]:bigint a:int v:int ");
+        // A wrong number of values is refused.
+        std::vector<raw_value> one(1, raw_value::of(serialize_be<int32_t>(1)));
+        try {
+            co_await exec(e, 0, "UPDATE ks.p SET v = ? WHERE a = ? AND b = 'x' AND c = 1", one, true);
+            BOOST_FAIL("one value for two markers accepted");
+        } catch (const cql_error& err) {
+            BOOST_TEST(std::string(err.what()) == "There were 2 markers(?) in CQL but 1 bound variables");
+        }
     });
 }

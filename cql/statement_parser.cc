@@ -4,6 +4,8 @@
 #include "cql/ddl_statements.hh"
 #include "cql/describe_statement.hh"
 #include "cql/select_statement.hh"
+#include "cql/batch_statement.hh"
+#include "cql/modification_statement.hh"
 
 #include <fmt/core.h>
 #include <utility>
@@ -27,6 +29,10 @@ const statement_kind statement_kinds[] = {
     {"describe", parse_describe_statement},
     {"desc", parse_describe_statement},
     {"select", parse_select_statement},
+    {"insert", parse_insert_statement},
+    {"update", parse_update_statement},
+    {"delete", parse_delete_statement},
+    {"begin", parse_batch_statement},
 };
 
 } // namespace

@@ -100,7 +100,8 @@ size_t default_dirty_memory_limit() {
 
 } // namespace
 
-database::database(sharded<database>* container, database_config cfg) : _container(container), _cfg(std::move(cfg)) {
+database::database(sharded<database>* container, database_config cfg)
+    : _container(container), _cfg(std::move(cfg)), _generation(int32_t(db_detail::now_millis() / 1000)) {
     if (!_cfg.dirty_memory_hard_limit) {
         _cfg.dirty_memory_hard_limit = default_dirty_memory_limit();
     }
@@ -193,11 +194,23 @@ data_type database::find_type(std::string_view keyspace, std::string_view name) 
     return it == _types.end() ? nullptr : it->second;
 }
 
+std::vector<data_type> database::types_of(std::string_view keyspace) const {
+    std::vector<data_type> out;
+    for (auto& [key, t] : _types) {
+        if (key.first == keyspace) {
+            out.push_back(t);
+        }
+    }
+    return out;
+}
+
 // ---- start and stop ----
 
 future<> database::start_system_tables_local() {
     _keyspaces[std::string(schema_tables::system_keyspace)] = local_keyspace(schema_tables::system_keyspace);
     _keyspaces[std::string(schema_tables::system_schema_keyspace)] = local_keyspace(schema_tables::system_schema_keyspace);
+    _keyspaces[std::string(schema_tables::system_virtual_schema_keyspace)] =
+        local_keyspace(schema_tables::system_virtual_schema_keyspace);
     for (auto& s : schema_tables::all_tables()) {
         co_await add_table_local(s);
     }
@@ -314,9 +327,15 @@ future<> database::start() {
                 }
             }
             for (auto& s : schema_tables::all_tables()) {
+                if (s->keyspace() == schema_tables::system_virtual_schema_keyspace) {
+                    continue;
+                }
                 for (auto& m : schema_tables::table_mutations(*s, ts + 1)) {
                     ms.push_back(std::move(m));
                 }
+            }
+            for (auto& m : schema_tables::virtual_schema_mutations(ts + 1)) {
+                ms.push_back(std::move(m));
             }
             db._last_schema_ts = ts + 1;
             co_await db.apply_schema_mutations(std::move(ms));
@@ -556,6 +575,11 @@ future<> database::apply_schema_mutations(std::vector<mutation> ms) {
 future<> database::notify_schema_changed() {
     // system.local.schema_version: a new UUID per change (drivers compare it across nodes for agreement).
     schema_tables::local_info info{_cfg.cluster_name, _host_id, _tokens, utils::make_time_uuid(), _cfg.release_version};
+    info.listen_address = _cfg.listen_address;
+    info.listen_port = _cfg.storage_port;
+    info.rpc_address = _cfg.rpc_address;
+    info.rpc_port = _cfg.native_transport_port;
+    info.gossip_generation = _generation;
     std::vector<mutation> ms;
     ms.push_back(schema_tables::local_mutation(info, next_schema_timestamp()));
     co_await apply_schema_mutations(std::move(ms));

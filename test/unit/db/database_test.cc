@@ -586,7 +586,7 @@ REEF_TEST_CASE(system_local_identity_survives_restarts) {
         tokens.push_back(text_of(r.collections.at("tokens")[0].first));
         // The system keyspaces are described in system_schema too (cqlsh reads them).
         auto sys = co_await schema_rows(db.local(), schema_tables::tables(), "system_schema");
-        BOOST_REQUIRE_EQUAL(sys.size(), 5u);
+        BOOST_REQUIRE_EQUAL(sys.size(), 10u);
     };
     co_await with_database(config_in(dir), first);
     auto second = [&](sharded<database>& db) -> future<> {
@@ -597,7 +597,7 @@ REEF_TEST_CASE(system_local_identity_survives_restarts) {
         BOOST_REQUIRE(id->host_id == host);
         BOOST_REQUIRE(id->tokens == tokens);
         auto sys = co_await schema_rows(db.local(), schema_tables::tables(), "system_schema");
-        BOOST_REQUIRE_EQUAL(sys.size(), 5u);
+        BOOST_REQUIRE_EQUAL(sys.size(), 10u);
     };
     co_await with_database(config_in(dir), second);
 }

@@ -3,7 +3,8 @@
 (sstables loaded, commitlog replayed) and logs "ready"; a second node on the same directory is refused naming the
 directory and the first node's pid; SIGTERM drains (memtables flushed, commitlog closed: no segment left) and
 exits 0, and the next start loads the flushed sstables; the CQL server listens on both ports (OPTIONS answers
-SUPPORTED with the shard keys), stops first in the drain, and a CQL port in use stops start-up naming it; with a slow drain step (the hidden --test-drain-delay-ms) a
+SUPPORTED with the shard keys; on the shard-aware port, shard = client port % shards), stops first in the drain,
+and a CQL port in use stops start-up naming it; with a slow drain step (the hidden --test-drain-delay-ms) a
 second SIGINT exits at once with 128 + SIGINT; a bad value in the file stops start-up naming the key, file and
 line. Also `reef --version`. Run by test.py with REEF_BUILD_DIR (build/<mode>); every node started is stopped by
 its pid in a finally."""
@@ -74,9 +75,9 @@ class node:
         self.log.close()
 
 
-def cql_options(port):
-    """OPTIONS on a raw socket; returns the SUPPORTED frame's [string multimap]."""
-    with socket.create_connection(('127.0.0.1', port), timeout=10) as s:
+def cql_options(port, local_port=0):
+    """OPTIONS on a raw socket (from local_port if not 0); returns the SUPPORTED frame's [string multimap]."""
+    with socket.create_connection(('127.0.0.1', port), timeout=10, source_address=('127.0.0.1', local_port)) as s:
         s.sendall(bytes([4, 0, 0, 1, 5, 0, 0, 0, 0]))
         data = b''
         while len(data) < 9 or len(data) < 9 + int.from_bytes(data[5:9], 'big'):
@@ -141,7 +142,18 @@ def main():
             supported = cql_options(ports[0])
             check(supported.get('SCYLLA_NR_SHARDS') == ['2'] and supported.get('SCYLLA_SHARD_AWARE_PORT') ==
                   [str(ports[1])] and 'lz4' in supported.get('COMPRESSION', []), f'SUPPORTED: {supported}')
-            check(cql_options(ports[1]).get('SCYLLA_SHARD') in (['0'], ['1']), 'the shard-aware port answers')
+            # The shard-aware port: shard = client port % shards, as shard-aware drivers bind it.
+            routed = 0
+            for local in range(50000, 50100):
+                try:
+                    shard = cql_options(ports[1], local)['SCYLLA_SHARD']
+                except OSError:
+                    continue  # that local port is taken
+                check(shard == [str(local % 2)], f'client port {local} landed on shard {shard}')
+                routed += 1
+                if routed == 4:
+                    break
+            check(routed == 4, f'only {routed} client ports could be bound')
 
             second = node(tmp, args, 'second')
             nodes.append(second)

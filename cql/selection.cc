@@ -3,6 +3,7 @@
 
 #include "cql/cql_error.hh"
 #include "cql/term_functions.hh"
+#include "mutation/counter.hh"
 #include "schema/value_format.hh"
 #include "utils/big_endian.hh"
 #include "utils/java_double_format.hh"
@@ -885,6 +886,12 @@ std::optional<bytes> column_value(const row_view& r, const column_definition& c)
     if (auto* a = std::get_if<atomic_cell>(cc)) {
         if (!a->is_live(r.now)) {
             return std::nullopt;
+        }
+        if (c.type->is_counter()) {
+            // A counter cell holds its context (shards of counts); the client sees the total, a bigint.
+            auto v = a->value();
+            return be_bytes<int64_t>(
+                counter_context::parse(std::string_view(reinterpret_cast<const char*>(v.data()), v.size())).total());
         }
         return to_bytes(a->value());
     }

@@ -338,7 +338,15 @@ future<> database::start() {
                 ms.push_back(std::move(m));
             }
             db._last_schema_ts = ts + 1;
-            co_await db.apply_schema_mutations(std::move(ms));
+            // Not through the commitlog: every start writes them again, so a crash loses nothing; and at ~60 KB
+            // they would not fit in one entry of a small segment.
+            std::vector<future<>> writes;
+            for (auto& m : ms) {
+                auto shard = dht::shard_of(m.decorated_key().get_token(), smp::count());
+                auto hop = [m = std::move(m)](database& db) mutable { return db.apply_unlogged_local(std::move(m)); };
+                writes.push_back(db._container->invoke_on(shard, std::move(hop)));
+            }
+            co_await when_all(std::move(writes));
             co_await db.notify_schema_changed();
         } catch (...) {
             err = std::current_exception();

@@ -35,6 +35,7 @@ PACKAGES=(
     python3-cassandra        # the CQL conformance runner, test/suites/cql_python_driver.py (driver 3.25)
     python3-lz4              # ... and its lz4 and snappy compression
     python3-snappy
+    python3-venv             # cqlsh from PyPI in build/tools (dev.sh)
 )
 
 missing=()

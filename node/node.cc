@@ -227,6 +227,8 @@ future<int> serve(node_state& st) {
     nlog.info("ready: reef {} pid {} with {} shards, data in {}, commitlog in {} (start-up took {:.1f} ms)",
               st.version, ::getpid(), smp::count(), fmt::join(st.cfg.data_directories(), ", "),
               st.cfg.commitlog_dir(), ms_since(st.process_start));
+    nlog.info("connect with: cqlsh {} {}; stop with Ctrl-C or kill -TERM {} (the node drains, then exits)",
+              st.cfg.rpc_address, st.cfg.native_transport_port, ::getpid());
     systemd_notify("READY=1\nSTATUS=serving");
     co_await st.stop_requested.wait([&st] { return st.signals_seen > 0; });
     systemd_notify("STOPPING=1\nSTATUS=draining");

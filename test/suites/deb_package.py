@@ -2,14 +2,16 @@
 """The Debian package (dist/debian/build-deb.sh): it builds from this mode's binary; lintian reports no error; it
 installs with dpkg (the reef user, /var/lib/reef owned by it, the conffile, the unit, which `systemd-analyze verify`
 accepts); the installed binary, run as the reef user with the installed configuration (ports moved to free test
-ports), tells systemd READY=1 through NOTIFY_SOCKET, drains on SIGTERM (exit 0, no commitlog segment left) and
-starts again on the same data; `dpkg -r` keeps the data and the conffile, `dpkg -P` removes both and the user.
+ports), tells systemd READY=1 through NOTIFY_SOCKET, serves cqlsh (a keyspace and a table created, rows written and
+read), drains on SIGTERM (exit 0, no commitlog segment left) and starts again on the same data, whose rows cqlsh
+reads back; `dpkg -r` keeps the data and the conffile, `dpkg -P` removes both and the user.
 Needs root (dpkg). Runs in dev mode only: a debug build carries sanitizers, which a package must not (the debug
 pass prints that and passes). Every node started is stopped by its pid in a finally."""
 import glob
 import os
 import pwd
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -72,6 +74,7 @@ class installed_node:
         self.log_path = os.path.join(tmp, name + '.log')
         self.log = open(self.log_path, 'w')
         cql, shard_aware, api, prom = free_ports(4)
+        self.cql_port = cql
         args = ['/usr/bin/reef', 'server', '--options-file', '/etc/reef/reef.yaml',
                 '--smp', '1', '--no-pin-threads', '--memory', '512M', '--native-transport-port', str(cql),
                 '--native-shard-aware-transport-port', str(shard_aware), '--api-port', str(api),
@@ -105,6 +108,16 @@ class installed_node:
             self.proc.wait()
         self.log.close()
         self.notify.close()
+
+
+def cqlsh(port, statements):
+    """cqlsh from PyPI, which ./dev.sh installs (on PATH, or in build/tools/cqlsh)."""
+    path = shutil.which('cqlsh') or os.path.join(TOP, 'build', 'tools', 'cqlsh', 'bin', 'cqlsh')
+    check(os.access(path, os.X_OK), 'cqlsh is not installed (./dev.sh test installs it)')
+    out = subprocess.run([path, '127.0.0.1', str(port), '-e', statements], capture_output=True, text=True,
+                         timeout=120)
+    check(out.returncode == 0, f'cqlsh -e {statements!r}: exit {out.returncode}\n{out.stdout}\n{out.stderr}')
+    return out.stdout
 
 
 def main():
@@ -148,12 +161,20 @@ def main():
                 n = installed_node(tmp, name)
                 nodes.append(n)
                 n.expect_notify('READY=1')
+                if name == 'first':
+                    cqlsh(n.cql_port, "CREATE KEYSPACE pkg WITH replication = {'class': 'SimpleStrategy', "
+                                      "'replication_factor': 1}; CREATE TABLE pkg.t (k int PRIMARY KEY, v text); "
+                                      "INSERT INTO pkg.t (k, v) VALUES (1, 'installed'); "
+                                      "INSERT INTO pkg.t (k, v) VALUES (2, 'package');")
+                rows = cqlsh(n.cql_port, 'SELECT k, v FROM pkg.t;')
+                check('installed' in rows and 'package' in rows and '(2 rows)' in rows,
+                      f'{name} run: cqlsh SELECT gave:\n{rows}')
                 n.stop()
                 segments = glob.glob('/var/lib/reef/commitlog/*.log')
                 check(not segments, f'{name} run: commitlog segments left after the drain: {segments}')
                 owners = {os.stat(p).st_uid for p in glob.glob('/var/lib/reef/**', recursive=True)}
                 check(owners == {pwd.getpwnam('reef').pw_uid}, f'files under /var/lib/reef not owned by reef')
-                print(f'{name} run as reef: READY=1, SIGTERM drained, exit 0, no segment left')
+                print(f'{name} run as reef: READY=1, cqlsh read 2 rows, SIGTERM drained, exit 0, no segment left')
 
         run(['dpkg', '-r', 'reef'])
         check(not os.path.exists('/usr/bin/reef'), 'dpkg -r left /usr/bin/reef')

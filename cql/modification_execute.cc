@@ -11,6 +11,7 @@
 #include "db/database.hh"
 #include "runtime/semaphore.hh"
 #include "runtime/smp.hh"
+#include "runtime/when_all.hh"
 #include "utils/json_reader.hh"
 
 #include <fmt/core.h>
@@ -436,12 +437,18 @@ future<result_message> execute_modifications(query_processor& qp, std::vector<mo
     auto& host = qp.db().host_id();
     std::copy(host.begin(), host.end(), node_id.begin());
     std::vector<cas_outcome> outcomes;
+    // Blind writes of several partitions (IN, batches) go to their shards at once.
+    std::vector<future<>> blind;
     for (auto& [key, plan] : plans) {
         if (!plan.needs_owner) {
-            co_await qp.db().apply(std::move(plan.m));
-            continue;
+            blind.push_back(qp.db().apply(std::move(plan.m)));
         }
-        outcomes.push_back(co_await run_plan_on_owner(qp, std::move(plan), node_id));
+    }
+    co_await when_all(std::move(blind));
+    for (auto& [key, plan] : plans) {
+        if (plan.needs_owner) {
+            outcomes.push_back(co_await run_plan_on_owner(qp, std::move(plan), node_id));
+        }
     }
     if (!conditional) {
         co_return result_message(void_result{});

@@ -720,7 +720,8 @@ DML_TEST_CASE(prepends_across_shards_and_batches_across_tables) {
 future<result_message> prepare_local(query_processor& p, std::string text) {
     client_state st;
     st.keyspace = "ks";
-    co_return co_await p.prepare(std::move(text), st);
+    auto r = co_await p.prepare(text, st);
+    co_return r;
 }
 
 future<std::vector<column_spec>> prepared_specs(env& e, std::string text, std::vector<uint16_t>* pk_indexes) {

@@ -276,60 +276,16 @@ bound_condition bind_condition(const prepared_condition& c, const query_options&
     return b;
 }
 
-// One statement's writes into the plans of its partitions.
-void plan_statement(plan_map& plans, const modification_execution& w,
-                    std::optional<int64_t> batch_ts, int64_t now) {
-    auto& st = *w.statement;
-    auto& s = st.schema;
-    const auto& o = w.options;
-    std::optional<std::map<std::string, raw_value>> json;
-    if (st.json) {
-        json = json_columns(*s, st.json, o);
-    }
-    const auto* jp = json ? &*json : nullptr;
-    write_params p;
-    if (st.counter || st.has_conditions()) {
-        // Counter and conditional writes take the server's (or the batch's) time, never a USING TIMESTAMP.
-        p.ts = batch_ts ? *batch_ts : next_server_timestamp();
-    } else {
-        p.ts = bind_timestamp(st, o, batch_ts);
-    }
-    p.ttl = st.counter ? 0 : bind_ttl(st, o);
-    p.now = now;
-
-    std::vector<const key_restriction*> pk_rs;
-    for (auto& k : st.partition_key) {
-        pk_rs.push_back(&k);
-    }
-    auto pks = key_combinations(pk_rs, o, jp);
-    std::vector<clustering_key_prefix> rows;
-    std::optional<clustering_ranges> ranges;
-    if (st.full_clustering && !st.schema->clustering_key().empty()) {
-        std::vector<const key_restriction*> ck_rs;
-        for (auto& k : st.clustering) {
-            ck_rs.push_back(&k);
-        }
-        for (auto& values : key_combinations(ck_rs, o, jp)) {
-            for (auto& v : values) {
-                if (v.empty() && !s->clustering_key().empty()) {
-                    // Cassandra allows empty clustering values of types that have them (text, blob).
-                }
-            }
-            rows.emplace_back(values);
-        }
-    } else if (st.full_clustering) {
-        rows.emplace_back();
-    } else if (st.clustering_range) {
-        ranges = deletion_ranges(*s, st.clustering, o);
-    }
-    // The operations' values, bound once for every row.
+// The operations' values, bound once for every row (INSERT JSON: from the JSON's columns).
+std::vector<bound_operation> bind_operations(const modification_impl& st, const query_options& o,
+                                             const std::map<std::string, raw_value>* json) {
     std::vector<bound_operation> ops;
     for (auto& op : st.operations) {
         bound_operation b;
         b.op = &op;
-        if (jp && !op.value) {
-            auto it = jp->find(op.column->name);
-            if (it == jp->end()) {
+        if (json && !op.value) {
+            auto it = json->find(op.column->name);
+            if (it == json->end()) {
                 if (st.json_default_unset) {
                     continue;
                 }
@@ -345,6 +301,55 @@ void plan_statement(plan_map& plans, const modification_execution& w,
         }
         ops.push_back(std::move(b));
     }
+    return ops;
+}
+
+write_params bind_params(const modification_impl& st, const query_options& o, std::optional<int64_t> batch_ts,
+                         int64_t now) {
+    write_params p;
+    if (st.counter || st.has_conditions()) {
+        // Counter and conditional writes take the server's (or the batch's) time, never a USING TIMESTAMP.
+        p.ts = batch_ts ? *batch_ts : next_server_timestamp();
+    } else {
+        p.ts = bind_timestamp(st, o, batch_ts);
+    }
+    p.ttl = st.counter ? 0 : bind_ttl(st, o);
+    p.now = now;
+    return p;
+}
+
+std::vector<const key_restriction*> pointers(const std::vector<key_restriction>& ks) {
+    std::vector<const key_restriction*> out;
+    for (auto& k : ks) {
+        out.push_back(&k);
+    }
+    return out;
+}
+
+// One statement's writes into the plans of its partitions.
+void plan_statement(plan_map& plans, const modification_execution& w, std::optional<int64_t> batch_ts, int64_t now) {
+    auto& st = *w.statement;
+    auto& s = st.schema;
+    const auto& o = w.options;
+    std::optional<std::map<std::string, raw_value>> json;
+    if (st.json) {
+        json = json_columns(*s, st.json, o);
+    }
+    const auto* jp = json ? &*json : nullptr;
+    auto p = bind_params(st, o, batch_ts, now);
+    auto pks = key_combinations(pointers(st.partition_key), o, jp);
+    std::vector<clustering_key_prefix> rows;
+    std::optional<clustering_ranges> ranges;
+    if (st.full_clustering && !s->clustering_key().empty()) {
+        for (auto& values : key_combinations(pointers(st.clustering), o, jp)) {
+            rows.emplace_back(values);
+        }
+    } else if (st.full_clustering) {
+        rows.emplace_back();
+    } else if (st.clustering_range) {
+        ranges = deletion_ranges(*s, st.clustering, o);
+    }
+    auto ops = bind_operations(st, o, jp);
     std::vector<bound_condition> conds;
     for (auto& c : st.conditions) {
         conds.push_back(bind_condition(c, o));

@@ -835,3 +835,48 @@ DML_TEST_CASE(batch_frame) {
         }
     });
 }
+
+// TTLs as cells and markers carry them: USING TTL (literal or marker), the table's default_time_to_live, TTL 0
+// overriding the default; a whole collection's elements expire with it.
+DML_TEST_CASE(ttls_on_cells_and_markers) {
+    co_await with_env([&](env& e) -> future<> {
+        auto plain = parse_create_table("CREATE TABLE ks.t (k int PRIMARY KEY, v int, l list<int>)");
+        auto with_default = parse_create_table("CREATE TABLE ks.d (k int PRIMARY KEY, v int) WITH default_time_to_live = 500");
+        auto t = co_await e.db.local().create_table(plain);
+        auto d = co_await e.db.local().create_table(with_default);
+        std::vector<raw_value> ttl(1, raw_value::of(serialize_be<int32_t>(300)));
+        co_await exec(e, 1 % smp::count(), "INSERT INTO ks.t (k, v, l) VALUES (1, 1, [1, 2]) USING TTL 100");
+        co_await exec(e, 2 % smp::count(), "UPDATE ks.t USING TTL ? SET v = 2 WHERE k = 2", ttl, true);
+        co_await exec(e, 0, "INSERT INTO ks.d (k, v) VALUES (1, 1)");
+        co_await exec(e, 0, "INSERT INTO ks.d (k, v) VALUES (2, 2) USING TTL 0");
+        auto ttls = [](const std::vector<mutation>& ms) {
+            std::map<int, std::vector<int32_t>> out;  // key -> marker ttl, then every cell's ttl
+            for (auto& m : ms) {
+                auto k = m.decorated_key().key().view();
+                int key = read_be<int32_t>(reinterpret_cast<const uint8_t*>(k.data()));
+                for (auto& [ck, r] : m.partition().rows()) {
+                    out[key].push_back(r.marker.empty() ? -1 : r.marker.ttl);
+                    for (auto& [id, c] : r.cells.cells()) {
+                        if (auto* a = std::get_if<atomic_cell>(&c)) {
+                            out[key].push_back(a->ttl());
+                        } else {
+                            for (auto& [path, a] : std::get<collection_cells>(c).cells) {
+                                out[key].push_back(a.ttl());
+                            }
+                        }
+                    }
+                }
+            }
+            return out;
+        };
+        auto read_all = [](database& db, schema_ptr s) {
+            return db.query(s, dht::partition_range::full(), clustering_ranges{position_range::full()});
+        };
+        auto got = ttls(co_await read_all(e.db.local(), t));
+        BOOST_TEST((got[1] == std::vector<int32_t>{100, 100, 100, 100}));
+        BOOST_TEST((got[2] == std::vector<int32_t>{-1, 300}));
+        auto got_d = ttls(co_await read_all(e.db.local(), d));
+        BOOST_TEST((got_d[1] == std::vector<int32_t>{500, 500}));
+        BOOST_TEST((got_d[2] == std::vector<int32_t>{0, 0}));
+    });
+}

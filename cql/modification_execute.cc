@@ -424,8 +424,7 @@ future<cas_outcome> run_plan_on_owner(query_processor& qp, partition_plan plan, 
 } // namespace
 
 future<result_message> execute_modifications(query_processor& qp, std::vector<modification_execution> writes,
-                                             std::optional<int64_t> batch_timestamp, bool is_batch) {
-    (void)is_batch;
+                                             std::optional<int64_t> batch_timestamp) {
     int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();

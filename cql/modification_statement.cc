@@ -630,7 +630,7 @@ future<result_message> modification_statement::execute(query_processor& qp, clie
                                                        const query_options& options) const {
     std::vector<modification_execution> writes;
     writes.push_back(modification_execution{_impl, positional_options(_impl->bind_variables, options)});
-    co_return co_await execute_modifications(qp, std::move(writes), std::nullopt, false);
+    co_return co_await execute_modifications(qp, std::move(writes), std::nullopt);
 }
 
 } // namespace reef::cql

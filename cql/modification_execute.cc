@@ -398,7 +398,8 @@ future<cas_outcome> run_on_owner(query_processor& qp, partition_plan plan, count
     std::optional<mutation> current;
     {
         auto slice = plan.read_slice();
-        auto ms = co_await db.query(plan.m.schema(), dht::partition_range::singular(plan.key), std::move(slice));
+        auto range = dht::partition_range::singular(plan.key);
+        auto ms = co_await db.query(plan.m.schema(), std::move(range), std::move(slice));
         if (!ms.empty()) {
             current.emplace(std::move(ms.front()));
             current->partition().drop_shadowed();
@@ -423,8 +424,10 @@ future<cas_outcome> run_plan_on_owner(query_processor& qp, partition_plan plan, 
 
 } // namespace
 
-future<result_message> execute_modifications(query_processor& qp, std::vector<modification_execution> writes,
-                                             std::optional<int64_t> batch_timestamp) {
+namespace {
+
+future<result_message> run_modifications(query_processor& qp, std::vector<modification_execution> writes,
+                                         std::optional<int64_t> batch_timestamp) {
     int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
@@ -458,6 +461,19 @@ future<result_message> execute_modifications(query_processor& qp, std::vector<mo
         co_return result_message(void_result{});
     }
     co_return result_message(cas_result_set(writes.front().statement->schema, outcomes.front()));
+}
+
+} // namespace
+
+future<result_message> execute_modifications(query_processor& qp, std::vector<modification_execution> writes,
+                                             std::optional<int64_t> batch_timestamp) {
+    // A statement prepared before its table was dropped: the client gets Cassandra's invalid, not a server error.
+    std::string table = writes.empty() ? "" : writes.front().statement->schema->table();
+    try {
+        co_return co_await run_modifications(qp, std::move(writes), batch_timestamp);
+    } catch (const no_such_table&) {
+        throw invalid_request(fmt::format("table {} does not exist", table));
+    }
 }
 
 } // namespace reef::cql

@@ -724,6 +724,14 @@ future<result_message> prepare_local(query_processor& p, std::string text) {
     co_return r;
 }
 
+future<result_message> execute_prepared_local(query_processor& p, bytes id) {
+    client_state st;
+    st.keyspace = "ks";
+    query_options o;
+    auto r = co_await p.execute_prepared(id, st, o);
+    co_return r;
+}
+
 future<std::vector<column_spec>> prepared_specs(env& e, std::string text, std::vector<uint16_t>* pk_indexes) {
     auto run = [text](query_processor& p) { return prepare_local(p, text); };
     auto r = co_await e.qp.invoke_on(0, std::move(run));
@@ -878,5 +886,23 @@ DML_TEST_CASE(ttls_on_cells_and_markers) {
         auto got_d = ttls(co_await read_all(e.db.local(), d));
         BOOST_TEST((got_d[1] == std::vector<int32_t>{500, 500}));
         BOOST_TEST((got_d[2] == std::vector<int32_t>{0, 0}));
+    });
+}
+
+// A statement prepared before its table was dropped is refused as invalid, not as a server error.
+DML_TEST_CASE(prepared_write_after_drop_table) {
+    co_await with_env([&](env& e) -> future<> {
+        co_await create_table(e, "CREATE TABLE ks.t (k int PRIMARY KEY, v int)");
+        auto prep = [](query_processor& p) { return prepare_local(p, "INSERT INTO ks.t (k, v) VALUES (1, 1)"); };
+        auto id = std::get<prepared_result>(co_await e.qp.invoke_on(0, prep)).id;
+        co_await e.db.local().drop_table("ks", "t");
+        auto run = [id](query_processor& p) { return execute_prepared_local(p, id); };
+        try {
+            co_await e.qp.invoke_on(0, run);
+            BOOST_FAIL("write to a dropped table accepted");
+        } catch (const cql_error& err) {
+            BOOST_TEST(int(err.code()) == int(error_code::invalid));
+            BOOST_TEST(std::string(err.what()) == "table t does not exist");
+        }
     });
 }

@@ -440,6 +440,9 @@ future<result_message> run_modifications(query_processor& qp, std::vector<modifi
     if (conditional && plans.size() > 1) {
         throw invalid_request("Batch with conditions cannot span multiple partitions");
     }
+    for (auto& [key, plan] : plans) {
+        plan.batch = writes.size() > 1;
+    }
     counter_id node_id{};
     auto& host = qp.db().host_id();
     std::copy(host.begin(), host.end(), node_id.begin());

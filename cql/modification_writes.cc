@@ -564,57 +564,103 @@ void write_statement(partition_plan& plan, const modification_impl& st, const st
     }
 }
 
+namespace {
+
+bool target_holds(const cas_target& t, const mutation* cur, int64_t now) {
+    bool exists = row_exists(cur, t.row, now);
+    if (t.if_not_exists) {
+        return !exists;
+    }
+    if (t.if_exists) {
+        return exists;
+    }
+    static const clustering_key_prefix none{};
+    for (auto& c : t.conditions) {
+        auto* r = cells_of(cur, c.is_static, t.row ? *t.row : none);
+        if (!condition_holds(c, condition_subject(c, column_value(*c.column, r, c.id, now)))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The columns of a failed condition's rows (ModificationStatement.buildCasFailureResultSet): every column after an
+// IF [NOT] EXISTS, else (a batch: the primary key, then) the conditions' columns, regular ones first, each in the
+// order the conditions name them.
+std::vector<const column_definition*> failure_columns(const schema& s, const std::vector<cas_target>& targets,
+                                                      bool batch) {
+    if (std::any_of(targets.begin(), targets.end(), [](auto& t) { return t.if_exists || t.if_not_exists; })) {
+        return all_columns(s);
+    }
+    std::vector<const column_definition*> out;
+    auto add = [&](const column_definition* c) {
+        if (std::find(out.begin(), out.end(), c) == out.end()) {
+            out.push_back(c);
+        }
+    };
+    if (batch) {
+        for (auto& c : s.partition_key()) {
+            add(&c);
+        }
+        for (auto& c : s.clustering_key()) {
+            add(&c);
+        }
+    }
+    for (bool statics : {false, true}) {
+        for (auto& t : targets) {
+            for (auto& c : t.conditions) {
+                if (c.is_static == statics) {
+                    add(c.column);
+                }
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 cas_outcome check_conditions(const partition_plan& plan, const mutation* cur) {
     cas_outcome out;
     int64_t now = now_seconds();
     for (auto& t : plan.cas) {
-        auto& s = *t.schema;
-        bool exists = row_exists(cur, t.row, now);
-        bool ok = true;
-        std::vector<const column_definition*> shown;
-        if (t.if_not_exists) {
-            ok = !exists;
-            if (!ok) {
-                shown = all_columns(s);
-            }
-        } else if (t.if_exists) {
-            ok = exists;
-        } else {
-            static const clustering_key_prefix none{};
-            for (auto& c : t.conditions) {
-                auto* r = cells_of(cur, c.is_static, t.row ? *t.row : none);
-                auto whole = column_value(*c.column, r, c.id, now);
-                ok &= condition_holds(c, condition_subject(c, whole));
-            }
-            if (!ok && (exists || row_exists(cur, std::nullopt, now))) {
-                for (auto& c : t.conditions) {
-                    if (std::find(shown.begin(), shown.end(), c.column) == shown.end()) {
-                        shown.push_back(c.column);
-                    }
-                }
-                std::sort(shown.begin(), shown.end(), [](auto* a, auto* b) {
-                    if (a->is_static() != b->is_static()) {
-                        return a->is_static();
-                    }
-                    return a->name < b->name;
-                });
-            }
+        out.applied &= target_holds(t, cur, now);
+    }
+    if (out.applied || plan.cas.empty()) {
+        return out;
+    }
+    auto& s = *plan.cas.front().schema;
+    auto columns = failure_columns(s, plan.cas, plan.batch);
+    for (auto* c : columns) {
+        out.columns.push_back(spec(s, *c));
+    }
+    // The rows the conditions read, as they are now, in clustering order; a partition with only its static row
+    // shows that.
+    std::vector<clustering_key_prefix> rows;
+    for (auto& t : plan.cas) {
+        if (t.row && row_exists(cur, t.row, now)) {
+            rows.push_back(*t.row);
         }
-        if (ok || !out.applied) {
-            out.applied &= ok;
-            continue;
+    }
+    clustering_comparator cmp(s);
+    std::sort(rows.begin(), rows.end(), [&](auto& a, auto& b) { return cmp(a, b) < 0; });
+    rows.erase(std::unique(rows.begin(), rows.end(), [&](auto& a, auto& b) { return cmp(a, b) == 0; }), rows.end());
+    auto add_row = [&](const std::optional<clustering_key_prefix>& ck) {
+        cas_target at;
+        at.schema = plan.cas.front().schema;
+        at.row = ck;
+        std::vector<std::optional<bytes>> row;
+        for (auto* c : columns) {
+            row.push_back(current_of(plan, at, cur, *c, now));
         }
-        out.applied = false;
-        for (auto* c : shown) {
-            out.columns.push_back(spec(s, *c));
-        }
-        if (!shown.empty()) {
-            std::vector<std::optional<bytes>> row;
-            for (auto* c : shown) {
-                row.push_back(current_of(plan, t, cur, *c, now));
-            }
-            out.rows.push_back(std::move(row));
-        }
+        out.rows.push_back(std::move(row));
+    };
+    for (auto& ck : rows) {
+        add_row(ck);
+    }
+    if (rows.empty() && cur && row_has_live_cell(cur->partition().static_row(), now) &&
+        std::any_of(columns.begin(), columns.end(), [](auto* c) { return c->is_static(); })) {
+        add_row(std::nullopt);
     }
     return out;
 }
@@ -720,18 +766,16 @@ void resolve_reads(partition_plan& plan, const mutation* cur, const counter_id& 
 }
 
 result_set cas_result_set(const schema_ptr& s, const cas_outcome& o) {
+    // Without current rows the answer is [applied] alone (ModificationStatement.merge of an empty failure set).
     result_metadata md;
     md.columns.push_back(column_spec{s->keyspace(), s->table(), "[applied]", boolean_type()});
-    if (!o.applied) {
-        for (auto& c : o.columns) {
-            md.columns.push_back(c);
-        }
+    bool rows = !o.applied && !o.rows.empty();
+    if (rows) {
+        md.columns.insert(md.columns.end(), o.columns.begin(), o.columns.end());
     }
     result_set rs(std::move(md));
-    if (o.applied || o.rows.empty()) {
-        std::vector<std::optional<bytes>> row{bytes{uint8_t(o.applied)}};
-        row.resize(rs.column_count());
-        rs.add_row(row);
+    if (!rows) {
+        rs.add_row({bytes{uint8_t(o.applied)}});
         return rs;
     }
     for (auto& r : o.rows) {

@@ -1,5 +1,5 @@
-// Reads schemas from CQL text: CREATE KEYSPACE, USE, CREATE TYPE and CREATE TABLE, as in the corpus'
-// schema.cql files. A bad statement throws cql_parse_error with the line, column and offending token.
+// Reads schemas from CQL text: CREATE KEYSPACE, USE, CREATE TYPE and CREATE TABLE, as in the corpus' schema.cql
+// files (through schema_grammar). A bad statement throws cql_parse_error with the line, column and offending token.
 #pragma once
 
 #include "cql/cql_lexer.hh"

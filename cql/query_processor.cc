@@ -143,11 +143,13 @@ void query_processor::add_schema_change_listener(std::function<void(const schema
 }
 
 future<> query_processor::announce_schema_change(schema_change change) {
-    co_await _container->invoke_on_all([change](query_processor& qp) {
+    // Named, not built inside the co_await (coroutine rule 2: GCC 12 destroyed the capture twice).
+    auto tell = [change](query_processor& qp) {
         for (auto& l : qp._listeners) {
             l(change);
         }
-    });
+    };
+    co_await _container->invoke_on_all(tell);
 }
 
 } // namespace reef::cql

@@ -243,6 +243,57 @@ future<schema_ptr> database::alter_table(std::string keyspace, std::string table
     co_return altered;
 }
 
+namespace {
+
+// Why `altered` cannot replace `old` as a version of the same table, or "" when it can.
+std::string alter_refusal(const schema& old, const schema& altered) {
+    if (altered.id() != old.id()) {
+        return "the table's id cannot change";
+    }
+    auto same_key = [](const std::vector<column_definition>& a, const std::vector<column_definition>& b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (size_t i = 0; i < a.size(); ++i) {
+            if (a[i].type->cql_name() != b[i].type->cql_name() || a[i].order != b[i].order) {
+                return false;
+            }
+        }
+        return true;
+    };
+    if (!same_key(old.partition_key(), altered.partition_key()) ||
+        !same_key(old.clustering_key(), altered.clustering_key())) {
+        return "the primary key's columns cannot change (only their names)";
+    }
+    return "";
+}
+
+} // namespace
+
+future<schema_ptr> database::alter_table(schema_ptr altered) {
+    if (this_shard_id() != 0) {
+        auto hop = [altered](database& db) { return db.alter_table(altered); };
+        co_return co_await _container->invoke_on(0, hop);
+    }
+    auto decide = [&, this]() -> future<> {
+        auto& keyspace = altered->keyspace();
+        auto& table = altered->table();
+        auto old = find_schema(keyspace, table);
+        if (!old || schema_tables::is_system_keyspace(keyspace)) {
+            throw schema_change_error("table " + qualified(keyspace, table) + " does not exist");
+        }
+        if (auto why = alter_refusal(*old, *altered); !why.empty()) {
+            throw schema_change_error("cannot alter " + qualified(keyspace, table) + ": " + why);
+        }
+        co_await apply_schema_mutations(schema_tables::table_mutations(*altered, next_schema_timestamp(), old.get()));
+        auto install = [altered](database& db) { return db.replace_table_local(altered->id(), altered, false, ""); };
+        co_await _container->invoke_on_all(install);
+        co_await notify_schema_changed();
+    };
+    co_await serialized(_schema_sem, decide);
+    co_return altered;
+}
+
 future<> database::drop_table(std::string keyspace, std::string table) {
     if (this_shard_id() != 0) {
         auto hop = [keyspace, table](database& db) { return db.drop_table(keyspace, table); };

@@ -195,7 +195,7 @@ BOOST_AUTO_TEST_CASE(errors_name_line_column_and_token) {
     check_error("CREATE TABLE ks.t (k int PRIMARY KEY, v int) garbage", 1, 46, "garbage");
     check_error("CREATE TABLE ks.t (k list<int> PRIMARY KEY)", 1, 1, "CREATE");
     check_error("CREATE TABLE ks.t (k int, s int static, PRIMARY KEY (k))", 1, 1, "CREATE");
-    check_error("CREATE TABLE ks.t (k int PRIMARY KEY, v int, v text)", 1, 1, "CREATE");
+    check_error("CREATE TABLE ks.t (k int PRIMARY KEY, v int, v text)", 1, 46, "v");
     check_error("CREATE TABLE ks.t (k int PRIMARY KEY, c counter, v int)", 1, 1, "CREATE");
     check_error("CREATE TYPE ks.p (x int, x int)", 1, 26, "x");
     check_error("CREATE TABLE ks.t (k int PRIMARY KEY, v map<int>)", 1, 48, ">");

@@ -128,7 +128,7 @@ future<result_message> execute_batch_writes(query_processor& qp, batch_type type
     // was checked at prepare).
     check_batch(type, impls, false);
     int64_t ts = options.timestamp ? *options.timestamp : next_server_timestamp();
-    co_return co_await execute_modifications(qp, std::move(writes), ts, true);
+    co_return co_await execute_modifications(qp, std::move(writes), ts);
 }
 
 std::unique_ptr<cql_statement> raw_batch_statement::prepare(const database& db, std::string_view keyspace) const {

@@ -11,6 +11,7 @@
 #include "db/database.hh"
 #include "runtime/semaphore.hh"
 #include "runtime/smp.hh"
+#include "runtime/when_all.hh"
 #include "utils/json_reader.hh"
 
 #include <fmt/core.h>
@@ -275,60 +276,16 @@ bound_condition bind_condition(const prepared_condition& c, const query_options&
     return b;
 }
 
-// One statement's writes into the plans of its partitions.
-void plan_statement(plan_map& plans, const modification_execution& w,
-                    std::optional<int64_t> batch_ts, int64_t now) {
-    auto& st = *w.statement;
-    auto& s = st.schema;
-    const auto& o = w.options;
-    std::optional<std::map<std::string, raw_value>> json;
-    if (st.json) {
-        json = json_columns(*s, st.json, o);
-    }
-    const auto* jp = json ? &*json : nullptr;
-    write_params p;
-    if (st.counter || st.has_conditions()) {
-        // Counter and conditional writes take the server's (or the batch's) time, never a USING TIMESTAMP.
-        p.ts = batch_ts ? *batch_ts : next_server_timestamp();
-    } else {
-        p.ts = bind_timestamp(st, o, batch_ts);
-    }
-    p.ttl = st.counter ? 0 : bind_ttl(st, o);
-    p.now = now;
-
-    std::vector<const key_restriction*> pk_rs;
-    for (auto& k : st.partition_key) {
-        pk_rs.push_back(&k);
-    }
-    auto pks = key_combinations(pk_rs, o, jp);
-    std::vector<clustering_key_prefix> rows;
-    std::optional<clustering_ranges> ranges;
-    if (st.full_clustering && !st.schema->clustering_key().empty()) {
-        std::vector<const key_restriction*> ck_rs;
-        for (auto& k : st.clustering) {
-            ck_rs.push_back(&k);
-        }
-        for (auto& values : key_combinations(ck_rs, o, jp)) {
-            for (auto& v : values) {
-                if (v.empty() && !s->clustering_key().empty()) {
-                    // Cassandra allows empty clustering values of types that have them (text, blob).
-                }
-            }
-            rows.emplace_back(values);
-        }
-    } else if (st.full_clustering) {
-        rows.emplace_back();
-    } else if (st.clustering_range) {
-        ranges = deletion_ranges(*s, st.clustering, o);
-    }
-    // The operations' values, bound once for every row.
+// The operations' values, bound once for every row (INSERT JSON: from the JSON's columns).
+std::vector<bound_operation> bind_operations(const modification_impl& st, const query_options& o,
+                                             const std::map<std::string, raw_value>* json) {
     std::vector<bound_operation> ops;
     for (auto& op : st.operations) {
         bound_operation b;
         b.op = &op;
-        if (jp && !op.value) {
-            auto it = jp->find(op.column->name);
-            if (it == jp->end()) {
+        if (json && !op.value) {
+            auto it = json->find(op.column->name);
+            if (it == json->end()) {
                 if (st.json_default_unset) {
                     continue;
                 }
@@ -344,6 +301,55 @@ void plan_statement(plan_map& plans, const modification_execution& w,
         }
         ops.push_back(std::move(b));
     }
+    return ops;
+}
+
+write_params bind_params(const modification_impl& st, const query_options& o, std::optional<int64_t> batch_ts,
+                         int64_t now) {
+    write_params p;
+    if (st.counter || st.has_conditions()) {
+        // Counter and conditional writes take the server's (or the batch's) time, never a USING TIMESTAMP.
+        p.ts = batch_ts ? *batch_ts : next_server_timestamp();
+    } else {
+        p.ts = bind_timestamp(st, o, batch_ts);
+    }
+    p.ttl = st.counter ? 0 : bind_ttl(st, o);
+    p.now = now;
+    return p;
+}
+
+std::vector<const key_restriction*> pointers(const std::vector<key_restriction>& ks) {
+    std::vector<const key_restriction*> out;
+    for (auto& k : ks) {
+        out.push_back(&k);
+    }
+    return out;
+}
+
+// One statement's writes into the plans of its partitions.
+void plan_statement(plan_map& plans, const modification_execution& w, std::optional<int64_t> batch_ts, int64_t now) {
+    auto& st = *w.statement;
+    auto& s = st.schema;
+    const auto& o = w.options;
+    std::optional<std::map<std::string, raw_value>> json;
+    if (st.json) {
+        json = json_columns(*s, st.json, o);
+    }
+    const auto* jp = json ? &*json : nullptr;
+    auto p = bind_params(st, o, batch_ts, now);
+    auto pks = key_combinations(pointers(st.partition_key), o, jp);
+    std::vector<clustering_key_prefix> rows;
+    std::optional<clustering_ranges> ranges;
+    if (st.full_clustering && !s->clustering_key().empty()) {
+        for (auto& values : key_combinations(pointers(st.clustering), o, jp)) {
+            rows.emplace_back(values);
+        }
+    } else if (st.full_clustering) {
+        rows.emplace_back();
+    } else if (st.clustering_range) {
+        ranges = deletion_ranges(*s, st.clustering, o);
+    }
+    auto ops = bind_operations(st, o, jp);
     std::vector<bound_condition> conds;
     for (auto& c : st.conditions) {
         conds.push_back(bind_condition(c, o));
@@ -392,7 +398,8 @@ future<cas_outcome> run_on_owner(query_processor& qp, partition_plan plan, count
     std::optional<mutation> current;
     {
         auto slice = plan.read_slice();
-        auto ms = co_await db.query(plan.m.schema(), dht::partition_range::singular(plan.key), std::move(slice));
+        auto range = dht::partition_range::singular(plan.key);
+        auto ms = co_await db.query(plan.m.schema(), std::move(range), std::move(slice));
         if (!ms.empty()) {
             current.emplace(std::move(ms.front()));
             current->partition().drop_shadowed();
@@ -417,9 +424,10 @@ future<cas_outcome> run_plan_on_owner(query_processor& qp, partition_plan plan, 
 
 } // namespace
 
-future<result_message> execute_modifications(query_processor& qp, std::vector<modification_execution> writes,
-                                             std::optional<int64_t> batch_timestamp, bool is_batch) {
-    (void)is_batch;
+namespace {
+
+future<result_message> run_modifications(query_processor& qp, std::vector<modification_execution> writes,
+                                         std::optional<int64_t> batch_timestamp) {
     int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
@@ -432,21 +440,43 @@ future<result_message> execute_modifications(query_processor& qp, std::vector<mo
     if (conditional && plans.size() > 1) {
         throw invalid_request("Batch with conditions cannot span multiple partitions");
     }
+    for (auto& [key, plan] : plans) {
+        plan.batch = writes.size() > 1;
+    }
     counter_id node_id{};
     auto& host = qp.db().host_id();
     std::copy(host.begin(), host.end(), node_id.begin());
     std::vector<cas_outcome> outcomes;
+    // Blind writes of several partitions (IN, batches) go to their shards at once.
+    std::vector<future<>> blind;
     for (auto& [key, plan] : plans) {
         if (!plan.needs_owner) {
-            co_await qp.db().apply(std::move(plan.m));
-            continue;
+            blind.push_back(qp.db().apply(std::move(plan.m)));
         }
-        outcomes.push_back(co_await run_plan_on_owner(qp, std::move(plan), node_id));
+    }
+    co_await when_all(std::move(blind));
+    for (auto& [key, plan] : plans) {
+        if (plan.needs_owner) {
+            outcomes.push_back(co_await run_plan_on_owner(qp, std::move(plan), node_id));
+        }
     }
     if (!conditional) {
         co_return result_message(void_result{});
     }
     co_return result_message(cas_result_set(writes.front().statement->schema, outcomes.front()));
+}
+
+} // namespace
+
+future<result_message> execute_modifications(query_processor& qp, std::vector<modification_execution> writes,
+                                             std::optional<int64_t> batch_timestamp) {
+    // A statement prepared before its table was dropped: the client gets Cassandra's invalid, not a server error.
+    std::string table = writes.empty() ? "" : writes.front().statement->schema->table();
+    try {
+        co_return co_await run_modifications(qp, std::move(writes), batch_timestamp);
+    } catch (const no_such_table&) {
+        throw invalid_request(fmt::format("table {} does not exist", table));
+    }
 }
 
 } // namespace reef::cql

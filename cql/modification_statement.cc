@@ -420,10 +420,9 @@ int64_t next_server_timestamp() {
     return last;
 }
 
-std::shared_ptr<const modification_impl> raw_modification_statement::prepare_with(const database& db,
-                                                                                 std::string_view current,
-                                                                                 bind_specs& specs) const {
-    std::string ks = keyspace.empty() ? std::string(current) : keyspace;
+namespace {
+
+schema_ptr find_table(const database& db, const std::string& ks, const std::string& table) {
     if (ks.empty()) {
         throw invalid_request("No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename");
     }
@@ -434,144 +433,165 @@ std::shared_ptr<const modification_impl> raw_modification_statement::prepare_wit
     if (!s) {
         throw invalid_request(fmt::format("table {} does not exist", table));
     }
+    return s;
+}
+
+key_restriction equality(const column_definition& c) {
+    key_restriction k;
+    k.columns.push_back(&c);
+    k.op = "=";
+    return k;
+}
+
+// INSERT JSON: every column is set from the JSON text at execution.
+void prepare_insert_json(const schema& s, modification_impl& st) {
+    for (auto& c : s.partition_key()) {
+        st.clustering.push_back(equality(c));
+    }
+    for (auto& c : s.clustering_key()) {
+        st.clustering.push_back(equality(c));
+    }
+    for (auto* c : s.columns_in_declaration_order()) {
+        if (!c->is_primary_key()) {
+            st.operations.push_back(base_op(s, *c, op_kind::assign));
+        }
+    }
+}
+
+// INSERT (columns) VALUES (terms): key columns become equalities, the others assignments.
+void prepare_insert_values(const schema& s, modification_impl& st, const std::vector<std::string>& columns,
+                           const std::vector<raw_term_ptr>& values, bind_specs& specs) {
+    if (columns.size() != values.size()) {
+        throw invalid_request("Unmatched column names/values");
+    }
+    std::set<std::string> seen;
+    for (size_t i = 0; i < columns.size(); ++i) {
+        auto& c = find_column(s, columns[i]);
+        if (!seen.insert(c.name).second) {
+            throw invalid_request(fmt::format("Multiple definitions found for column {}", c.name));
+        }
+        if (c.is_primary_key()) {
+            auto k = equality(c);
+            k.values.push_back(values[i]->prepare(spec_of(s, c), specs));
+            k.marker = values[i]->bind_index();
+            st.clustering.push_back(std::move(k));
+        } else {
+            auto op = base_op(s, c, op_kind::assign);
+            op.value = values[i]->prepare(spec_of(s, c), specs);
+            st.operations.push_back(std::move(op));
+        }
+    }
+}
+
+// Which writes the clustering restrictions allow: a statement without a full clustering key writes static
+// columns only (or, for DELETE, deletes a partition or a range).
+void check_clustering_allows(const schema& s, const modification_impl& st) {
+    if (st.full_clustering || s.clustering_key().empty()) {
+        return;
+    }
+    bool has_regular = std::any_of(st.operations.begin(), st.operations.end(), [](auto& op) { return !op.is_static; });
+    if (st.type == statement_type::del) {
+        if (!st.operations.empty() && has_regular) {
+            if (st.clustering_range) {
+                throw invalid_request("Range deletions are not supported for specific columns");
+            }
+            throw invalid_request("Some clustering keys are missing: " + st.clustering_missing);
+        }
+    } else if (has_regular || st.operations.empty() || !st.clustering.empty()) {
+        throw invalid_request("Some clustering keys are missing: " + st.clustering_missing);
+    }
+}
+
+// Cassandra's limits of conditional and counter writes.
+void check_conditions_and_counters(const modification_impl& st, bool custom_timestamp, bool custom_ttl) {
+    const char* what = st.type == statement_type::del ? "deletions" : "updates";
+    if (st.has_conditions()) {
+        if (custom_timestamp) {
+            throw invalid_request("Cannot provide custom timestamp for conditional updates");
+        }
+        if (st.counter) {
+            throw invalid_request("Conditional updates are not supported on counter tables");
+        }
+        for (auto& k : st.partition_key) {
+            if (k.op == "IN") {
+                throw invalid_request(fmt::format("IN on the partition key is not supported with conditional {}", what));
+            }
+        }
+        for (auto& k : st.clustering) {
+            if (k.op == "IN") {
+                throw invalid_request(fmt::format("IN on the clustering key columns is not supported with conditional "
+                                                  "{}",
+                                                  what));
+            }
+        }
+        if (st.clustering_range) {
+            throw invalid_request("DELETE statements must restrict all PRIMARY KEY columns with equality relations in "
+                                  "order to use IF conditions");
+        }
+    }
+    if (st.counter && custom_timestamp) {
+        throw invalid_request("Cannot provide custom timestamp for counter updates");
+    }
+    if (st.counter && custom_ttl) {
+        throw invalid_request("Cannot provide custom TTL for counter updates");
+    }
+}
+
+bool has_counter_column(const schema& s) {
+    auto counter = [](auto& c) { return c.type->is_counter(); };
+    return std::any_of(s.regular_columns().begin(), s.regular_columns().end(), counter) ||
+           std::any_of(s.static_columns().begin(), s.static_columns().end(), counter);
+}
+
+} // namespace
+
+std::shared_ptr<const modification_impl> raw_modification_statement::prepare_with(const database& db,
+                                                                                 std::string_view current,
+                                                                                 bind_specs& specs) const {
+    auto s = find_table(db, keyspace.empty() ? std::string(current) : keyspace, table);
     auto st = std::make_shared<modification_impl>();
     st->schema = s;
     st->type = type;
-    st->counter = std::any_of(s->regular_columns().begin(), s->regular_columns().end(),
-                              [](auto& c) { return c.type->is_counter(); }) ||
-                  std::any_of(s->static_columns().begin(), s->static_columns().end(),
-                              [](auto& c) { return c.type->is_counter(); });
+    st->counter = has_counter_column(*s);
     const char* stmt_name = type == statement_type::insert ? "INSERT" : type == statement_type::update ? "UPDATE" : "DELETE";
     if (type == statement_type::insert && st->counter) {
         throw invalid_request("INSERT statements are not allowed on counter tables, use UPDATE instead");
     }
-    // USING
     if (attrs.timestamp) {
         st->timestamp = attrs.timestamp->prepare(spec_named(*s, "[timestamp]", bigint_type()), specs);
     }
     if (attrs.ttl) {
         st->ttl = attrs.ttl->prepare(spec_named(*s, "[ttl]", int32_type()), specs);
     }
-    if (type == statement_type::insert) {
-        if (json) {
-            st->json = json_value->prepare(spec_named(*s, "[json]", text_type()), specs);
-            st->json_default_unset = json_default_unset;
-            for (auto& c : s->partition_key()) {
-                key_restriction k;
-                k.columns.push_back(&c);
-                k.op = "=";
-                st->clustering.push_back(std::move(k));
-            }
-            for (auto& c : s->clustering_key()) {
-                key_restriction k;
-                k.columns.push_back(&c);
-                k.op = "=";
-                st->clustering.push_back(std::move(k));
-            }
-            for (auto* c : s->columns_in_declaration_order()) {
-                if (!c->is_primary_key()) {
-                    st->operations.push_back(base_op(*s, *c, op_kind::assign));
-                }
-            }
-        } else {
-            if (insert_columns.size() != insert_values.size()) {
-                throw invalid_request("Unmatched column names/values");
-            }
-            std::set<std::string> seen;
-            for (size_t i = 0; i < insert_columns.size(); ++i) {
-                auto& c = find_column(*s, insert_columns[i]);
-                if (!seen.insert(c.name).second) {
-                    throw invalid_request(fmt::format("Multiple definitions found for column {}", c.name));
-                }
-                if (c.is_primary_key()) {
-                    key_restriction k;
-                    k.columns.push_back(&c);
-                    k.op = "=";
-                    k.values.push_back(insert_values[i]->prepare(spec_of(*s, c), specs));
-                    k.marker = insert_values[i]->bind_index();
-                    st->clustering.push_back(std::move(k));
-                } else {
-                    auto op = base_op(*s, c, op_kind::assign);
-                    op.value = insert_values[i]->prepare(spec_of(*s, c), specs);
-                    st->operations.push_back(std::move(op));
-                }
-            }
-        }
-        check_key_restrictions(*s, *st, stmt_name, false);
+    if (type == statement_type::insert && json) {
+        st->json = json_value->prepare(spec_named(*s, "[json]", text_type()), specs);
+        st->json_default_unset = json_default_unset;
+        prepare_insert_json(*s, *st);
+    } else if (type == statement_type::insert) {
+        prepare_insert_values(*s, *st, insert_columns, insert_values, specs);
     } else {
         for (auto& r : where) {
             st->clustering.push_back(prepare_relation(*s, r, specs, stmt_name));
         }
-        if (type == statement_type::update) {
-            for (auto& o : operations) {
-                st->operations.push_back(prepare_operation(*s, o, specs));
-            }
-        } else {
-            for (auto& d : deletions) {
-                st->operations.push_back(prepare_deletion(*s, d, specs));
-            }
+        for (auto& o : operations) {
+            st->operations.push_back(prepare_operation(*s, o, specs));
         }
-        check_key_restrictions(*s, *st, stmt_name, type == statement_type::del);
-    }
-    // What the clustering restrictions allow.
-    bool has_regular = std::any_of(st->operations.begin(), st->operations.end(), [](auto& op) { return !op.is_static; });
-    if (!st->full_clustering && !s->clustering_key().empty()) {
-        if (type == statement_type::del) {
-            if (!st->operations.empty() && has_regular) {
-                if (st->clustering_range) {
-                    throw invalid_request("Range deletions are not supported for specific columns");
-                }
-                throw invalid_request("Some clustering keys are missing: " + st->clustering_missing);
-            }
-        } else if (has_regular || st->operations.empty() || !st->clustering.empty()) {
-            throw invalid_request("Some clustering keys are missing: " + st->clustering_missing);
+        for (auto& d : deletions) {
+            st->operations.push_back(prepare_deletion(*s, d, specs));
         }
     }
-    // IF
+    check_key_restrictions(*s, *st, stmt_name, type == statement_type::del);
+    check_clustering_allows(*s, *st);
     st->if_exists = if_exists;
     st->if_not_exists = if_not_exists;
     for (auto& c : conditions) {
         st->conditions.push_back(prepare_condition(*s, c, specs));
     }
-    if (st->has_conditions()) {
-        if (attrs.timestamp) {
-            throw invalid_request("Cannot provide custom timestamp for conditional updates");
-        }
-        if (st->counter) {
-            throw invalid_request("Conditional updates are not supported on counter tables");
-        }
-        for (auto& k : st->partition_key) {
-            if (k.op == "IN") {
-                throw invalid_request(fmt::format("IN on the partition key is not supported with conditional {}",
-                                                  type == statement_type::del ? "deletions" : "updates"));
-            }
-        }
-        for (auto& k : st->clustering) {
-            if (k.op == "IN") {
-                throw invalid_request(fmt::format("IN on the clustering key columns is not supported with conditional "
-                                                  "{}",
-                                                  type == statement_type::del ? "deletions" : "updates"));
-            }
-        }
-        if (st->clustering_range) {
-            throw invalid_request("DELETE statements must restrict all PRIMARY KEY columns with equality relations in "
-                                  "order to use IF conditions");
-        }
-    }
-    if (st->counter) {
-        if (attrs.timestamp) {
-            throw invalid_request("Cannot provide custom timestamp for counter updates");
-        }
-        if (attrs.ttl) {
-            throw invalid_request("Cannot provide custom TTL for counter updates");
-        }
-    }
-    for (auto& op : st->operations) {
-        if (op.kind == op_kind::counter_add || op.kind == op_kind::list_remove || op.kind == op_kind::list_set_index ||
-            op.kind == op_kind::del_list_index) {
-            st->reads = true;
-        }
-    }
+    check_conditions_and_counters(*st, bool(attrs.timestamp), bool(attrs.ttl));
+    st->reads = std::any_of(st->operations.begin(), st->operations.end(), [](auto& op) {
+        return op.kind == op_kind::counter_add || op.kind == op_kind::list_remove ||
+               op.kind == op_kind::list_set_index || op.kind == op_kind::del_list_index;
+    });
     return st;
 }
 
@@ -610,7 +630,7 @@ future<result_message> modification_statement::execute(query_processor& qp, clie
                                                        const query_options& options) const {
     std::vector<modification_execution> writes;
     writes.push_back(modification_execution{_impl, positional_options(_impl->bind_variables, options)});
-    co_return co_await execute_modifications(qp, std::move(writes), std::nullopt, false);
+    co_return co_await execute_modifications(qp, std::move(writes), std::nullopt);
 }
 
 } // namespace reef::cql

@@ -101,7 +101,7 @@ public:
     std::unique_ptr<cql_statement> prepare(const database& db, std::string_view keyspace) const override;
     // Prepared with the markers' specs going into `specs` (a batch's, or this statement's own).
     std::shared_ptr<const modification_impl> prepare_with(const database& db, std::string_view keyspace,
-                                                               bind_specs& specs) const;
+                                                          bind_specs& specs) const;
 };
 
 // The parsers of the three statements, at their first keyword; markers are numbered in ctx.
@@ -149,6 +149,6 @@ struct modification_execution {
 // index and removal operations, IF conditions) run per partition on its owner shard, under that partition's lock,
 // read-check-write. Returns void, or the [applied] row of a conditional statement or batch.
 future<result_message> execute_modifications(query_processor& qp, std::vector<modification_execution> writes,
-                                             std::optional<int64_t> batch_timestamp, bool is_batch);
+                                             std::optional<int64_t> batch_timestamp);
 
 } // namespace reef::cql

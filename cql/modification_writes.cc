@@ -119,84 +119,33 @@ public:
     }
 
     void apply(const bound_operation& b, const clustering_key_prefix& ck, const write_params& p) {
+        switch (b.op->kind) {
+        case op_kind::assign:
+        case op_kind::del_column: return apply_whole(b, ck, p);
+        case op_kind::list_remove:
+        case op_kind::list_set_index:
+        case op_kind::del_list_index:
+        case op_kind::counter_add: return defer(b, ck, p);
+        default: return apply_elements(b, ck, p);
+        }
+    }
+
+private:
+    // Needs the current row: kept for resolve_reads (a decrement is an increment by the negated value).
+    void defer(const bound_operation& b, const clustering_key_prefix& ck, const write_params& p) {
+        auto& op = *b.op;
+        auto value = b.value;
+        if (op.negate && value.is_value()) {
+            value.data = serialize_be<int64_t>(int64_t(0 - uint64_t(read_be<int64_t>(value.data.data()))));
+        }
+        _plan.deferred.push_back(deferred_write{op.kind, op.is_static, ck, op.id, b.key, std::move(value), p});
+    }
+
+    // A whole column set or deleted.
+    void apply_whole(const bound_operation& b, const clustering_key_prefix& ck, const write_params& p) {
         auto& op = *b.op;
         auto& t = op.column->type;
-        auto defer = [&] {
-            auto value = b.value;
-            if (op.negate && value.is_value()) {
-                value.data = serialize_be<int64_t>(int64_t(0 - uint64_t(read_be<int64_t>(value.data.data()))));
-            }
-            _plan.deferred.push_back(deferred_write{op.kind, op.is_static, ck, op.id, b.key, std::move(value), p});
-        };
-        switch (op.kind) {
-        case op_kind::assign:
-            if (b.value.is_unset()) {
-                return;
-            }
-            if (!t->is_multi_cell()) {
-                put(op.is_static, ck, op.id, b.value.is_null() ? dead_cell(p) : live_cell(p, b.value.data));
-                return;
-            } else {
-                // A whole collection replaces the previous one: deleted just before this write.
-                collection_cells c;
-                c.tomb = tombstone{p.ts - 1, p.now};
-                if (b.value.is_value()) {
-                    c.cells = element_cells(t, b.value.data, p);
-                }
-                put_collection(op, ck, std::move(c));
-            }
-            return;
-        case op_kind::list_append:
-        case op_kind::list_prepend:
-        case op_kind::set_add:
-        case op_kind::map_put: {
-            if (!b.value.is_value()) {
-                if (b.value.is_null() && op.kind != op_kind::set_add && op.kind != op_kind::map_put) {
-                    throw invalid_request(fmt::format("Invalid null value for list {}",
-                                                      op.kind == op_kind::list_append ? "append" : "prepend"));
-                }
-                return;
-            }
-            collection_cells c;
-            c.cells = element_cells(t, b.value.data, p, op.kind == op_kind::list_prepend);
-            put_collection(op, ck, std::move(c));
-            return;
-        }
-        case op_kind::set_remove:
-        case op_kind::map_remove: {
-            if (!b.value.is_value()) {
-                return;
-            }
-            collection_cells c;
-            for (auto e : split_collection(b.value.data)) {
-                c.cells.emplace_back(bytes(e.begin(), e.end()), dead_cell(p));
-            }
-            put_collection(op, ck, std::move(c));
-            return;
-        }
-        case op_kind::map_set_key: {
-            if (b.key.is_unset() || b.value.is_unset()) {
-                return;
-            }
-            if (b.key.is_null()) {
-                throw invalid_request("Invalid null map key");
-            }
-            collection_cells c;
-            c.cells.emplace_back(b.key.data, b.value.is_null() ? dead_cell(p) : live_cell(p, b.value.data));
-            put_collection(op, ck, std::move(c));
-            return;
-        }
-        case op_kind::udt_set_field: {
-            if (b.value.is_unset()) {
-                return;
-            }
-            collection_cells c;
-            c.cells.emplace_back(serialize_be<int16_t>(int16_t(op.field)),
-                                 b.value.is_null() ? dead_cell(p) : live_cell(p, b.value.data));
-            put_collection(op, ck, std::move(c));
-            return;
-        }
-        case op_kind::del_column:
+        if (op.kind == op_kind::del_column) {
             if (t->is_multi_cell()) {
                 collection_cells c;
                 c.tomb = tombstone{p.ts, p.now};
@@ -205,7 +154,68 @@ public:
                 put(op.is_static, ck, op.id, dead_cell(p));
             }
             return;
-        case op_kind::del_key: {
+        }
+        if (b.value.is_unset()) {
+            return;
+        }
+        if (!t->is_multi_cell()) {
+            put(op.is_static, ck, op.id, b.value.is_null() ? dead_cell(p) : live_cell(p, b.value.data));
+            return;
+        }
+        // A whole collection replaces the previous one: deleted just before this write.
+        collection_cells c;
+        c.tomb = tombstone{p.ts - 1, p.now};
+        if (b.value.is_value()) {
+            c.cells = element_cells(t, b.value.data, p);
+        }
+        put_collection(op, ck, std::move(c));
+    }
+
+    // Elements added, removed or set by key or field.
+    void apply_elements(const bound_operation& b, const clustering_key_prefix& ck, const write_params& p) {
+        auto& op = *b.op;
+        auto& t = op.column->type;
+        collection_cells c;
+        switch (op.kind) {
+        case op_kind::list_append:
+        case op_kind::list_prepend:
+        case op_kind::set_add:
+        case op_kind::map_put:
+            if (b.value.is_null() && (op.kind == op_kind::list_append || op.kind == op_kind::list_prepend)) {
+                throw invalid_request(fmt::format("Invalid null value for list {}",
+                                                  op.kind == op_kind::list_append ? "append" : "prepend"));
+            }
+            if (!b.value.is_value()) {
+                return;
+            }
+            c.cells = element_cells(t, b.value.data, p, op.kind == op_kind::list_prepend);
+            break;
+        case op_kind::set_remove:
+        case op_kind::map_remove:
+            if (!b.value.is_value()) {
+                return;
+            }
+            for (auto e : split_collection(b.value.data)) {
+                c.cells.emplace_back(bytes(e.begin(), e.end()), dead_cell(p));
+            }
+            break;
+        case op_kind::map_set_key:
+            if (b.key.is_unset() || b.value.is_unset()) {
+                return;
+            }
+            if (b.key.is_null()) {
+                throw invalid_request("Invalid null map key");
+            }
+            c.cells.emplace_back(b.key.data, b.value.is_null() ? dead_cell(p) : live_cell(p, b.value.data));
+            break;
+        case op_kind::udt_set_field:
+            if (b.value.is_unset()) {
+                return;
+            }
+            c.cells.emplace_back(serialize_be<int16_t>(int16_t(op.field)),
+                                 b.value.is_null() ? dead_cell(p) : live_cell(p, b.value.data));
+            break;
+        case op_kind::del_key:
             if (b.key.is_unset()) {
                 return;
             }
@@ -214,25 +224,16 @@ public:
                                                   t->kind() == type_kind::set ? "set element" : "map key",
                                                   op.column->name));
             }
-            collection_cells c;
             c.cells.emplace_back(b.key.data, dead_cell(p));
-            put_collection(op, ck, std::move(c));
-            return;
-        }
-        case op_kind::del_field: {
-            collection_cells c;
+            break;
+        case op_kind::del_field:
             c.cells.emplace_back(serialize_be<int16_t>(int16_t(op.field)), dead_cell(p));
-            put_collection(op, ck, std::move(c));
-            return;
+            break;
+        default: throw std::logic_error("apply_elements: not an element operation");
         }
-        case op_kind::list_remove:
-        case op_kind::list_set_index:
-        case op_kind::del_list_index:
-        case op_kind::counter_add: defer(); return;
-        }
+        put_collection(op, ck, std::move(c));
     }
 
-private:
     partition_plan& _plan;
     const schema& _s;
 };
@@ -563,60 +564,174 @@ void write_statement(partition_plan& plan, const modification_impl& st, const st
     }
 }
 
-cas_outcome check_conditions(const partition_plan& plan, const mutation* cur) {
-    cas_outcome out;
-    int64_t now = now_seconds();
-    for (auto& t : plan.cas) {
-        auto& s = *t.schema;
-        bool exists = row_exists(cur, t.row, now);
-        bool ok = true;
-        std::vector<const column_definition*> shown;
-        if (t.if_not_exists) {
-            ok = !exists;
-            if (!ok) {
-                shown = all_columns(s);
-            }
-        } else if (t.if_exists) {
-            ok = exists;
-        } else {
-            static const clustering_key_prefix none{};
+namespace {
+
+bool target_holds(const cas_target& t, const mutation* cur, int64_t now) {
+    bool exists = row_exists(cur, t.row, now);
+    if (t.if_not_exists) {
+        return !exists;
+    }
+    if (t.if_exists) {
+        return exists;
+    }
+    static const clustering_key_prefix none{};
+    for (auto& c : t.conditions) {
+        auto* r = cells_of(cur, c.is_static, t.row ? *t.row : none);
+        if (!condition_holds(c, condition_subject(c, column_value(*c.column, r, c.id, now)))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The columns of a failed condition's rows (ModificationStatement.buildCasFailureResultSet): every column after an
+// IF [NOT] EXISTS, else (a batch: the primary key, then) the conditions' columns, regular ones first, each in the
+// order the conditions name them.
+std::vector<const column_definition*> failure_columns(const schema& s, const std::vector<cas_target>& targets,
+                                                      bool batch) {
+    if (std::any_of(targets.begin(), targets.end(), [](auto& t) { return t.if_exists || t.if_not_exists; })) {
+        return all_columns(s);
+    }
+    std::vector<const column_definition*> out;
+    auto add = [&](const column_definition* c) {
+        if (std::find(out.begin(), out.end(), c) == out.end()) {
+            out.push_back(c);
+        }
+    };
+    if (batch) {
+        for (auto& c : s.partition_key()) {
+            add(&c);
+        }
+        for (auto& c : s.clustering_key()) {
+            add(&c);
+        }
+    }
+    for (bool statics : {false, true}) {
+        for (auto& t : targets) {
             for (auto& c : t.conditions) {
-                auto* r = cells_of(cur, c.is_static, t.row ? *t.row : none);
-                auto whole = column_value(*c.column, r, c.id, now);
-                ok &= condition_holds(c, condition_subject(c, whole));
-            }
-            if (!ok && (exists || row_exists(cur, std::nullopt, now))) {
-                for (auto& c : t.conditions) {
-                    if (std::find(shown.begin(), shown.end(), c.column) == shown.end()) {
-                        shown.push_back(c.column);
-                    }
+                if (c.is_static == statics) {
+                    add(c.column);
                 }
-                std::sort(shown.begin(), shown.end(), [](auto* a, auto* b) {
-                    if (a->is_static() != b->is_static()) {
-                        return a->is_static();
-                    }
-                    return a->name < b->name;
-                });
             }
-        }
-        if (ok || !out.applied) {
-            out.applied &= ok;
-            continue;
-        }
-        out.applied = false;
-        for (auto* c : shown) {
-            out.columns.push_back(spec(s, *c));
-        }
-        if (!shown.empty()) {
-            std::vector<std::optional<bytes>> row;
-            for (auto* c : shown) {
-                row.push_back(current_of(plan, t, cur, *c, now));
-            }
-            out.rows.push_back(std::move(row));
         }
     }
     return out;
 }
+
+} // namespace
+
+cas_outcome check_conditions(const partition_plan& plan, const mutation* cur) {
+    cas_outcome out;
+    int64_t now = now_seconds();
+    for (auto& t : plan.cas) {
+        out.applied &= target_holds(t, cur, now);
+    }
+    if (out.applied || plan.cas.empty()) {
+        return out;
+    }
+    auto& s = *plan.cas.front().schema;
+    auto columns = failure_columns(s, plan.cas, plan.batch);
+    for (auto* c : columns) {
+        out.columns.push_back(spec(s, *c));
+    }
+    // The rows the conditions read, as they are now, in clustering order; a partition with only its static row
+    // shows that.
+    std::vector<clustering_key_prefix> rows;
+    for (auto& t : plan.cas) {
+        if (t.row && row_exists(cur, t.row, now)) {
+            rows.push_back(*t.row);
+        }
+    }
+    clustering_comparator cmp(s);
+    std::sort(rows.begin(), rows.end(), [&](auto& a, auto& b) { return cmp(a, b) < 0; });
+    rows.erase(std::unique(rows.begin(), rows.end(), [&](auto& a, auto& b) { return cmp(a, b) == 0; }), rows.end());
+    auto add_row = [&](const std::optional<clustering_key_prefix>& ck) {
+        cas_target at;
+        at.schema = plan.cas.front().schema;
+        at.row = ck;
+        std::vector<std::optional<bytes>> row;
+        for (auto* c : columns) {
+            row.push_back(current_of(plan, at, cur, *c, now));
+        }
+        out.rows.push_back(std::move(row));
+    };
+    for (auto& ck : rows) {
+        add_row(ck);
+    }
+    if (rows.empty() && cur && row_has_live_cell(cur->partition().static_row(), now) &&
+        std::any_of(columns.begin(), columns.end(), [](auto* c) { return c->is_static(); })) {
+        add_row(std::nullopt);
+    }
+    return out;
+}
+
+namespace {
+
+// l[i] = v, DELETE l[i], l = l - [...]: against the list as it is now.
+void resolve_list_op(row_writer& w, const deferred_write& d, const row* r, const column_definition& col) {
+    auto write = [&](collection_cells c) { w.put(d.is_static, d.row, d.id, std::move(c)); };
+    auto elements = live_elements(find_cell(r, d.id), d.params.now);
+    if (d.kind == op_kind::list_remove) {
+        if (!d.value.is_value()) {
+            return;
+        }
+        auto remove = split_collection(d.value.data);
+        collection_cells c;
+        for (auto& [path, v] : elements) {
+            bool match = std::any_of(remove.begin(), remove.end(), [&](auto& x) {
+                return col.type->element_type()->compare(x, v) == 0;
+            });
+            if (match) {
+                c.cells.emplace_back(bytes(path.begin(), path.end()), dead_cell(d.params));
+            }
+        }
+        if (!c.cells.empty()) {
+            write(std::move(c));
+        }
+        return;
+    }
+    bool set = d.kind == op_kind::list_set_index;
+    if (d.key.is_unset() || (set && d.value.is_unset())) {
+        return;
+    }
+    if (d.key.is_null()) {
+        throw invalid_request("Invalid null value for list index");
+    }
+    int32_t idx = read_be<int32_t>(d.key.data.data());
+    if (elements.empty()) {
+        throw invalid_request(set ? "Attempted to set an element on a list which is null"
+                                  : "Attempted to delete an element from a list which is null");
+    }
+    if (idx < 0 || size_t(idx) >= elements.size()) {
+        throw invalid_request(fmt::format("List index {} out of bound, list has size {}", idx, elements.size()));
+    }
+    collection_cells c;
+    auto& path = elements[size_t(idx)].first;
+    c.cells.emplace_back(bytes(path.begin(), path.end()),
+                         set && d.value.is_value() ? live_cell(d.params, d.value.data) : dead_cell(d.params));
+    write(std::move(c));
+}
+
+// A counter cell's new value: this node's shard one clock later with the increments added.
+void write_counter(row_writer& w, const deferred_write& d, int64_t delta, const row* r, const counter_id& node) {
+    int64_t clock = 0, count = 0;
+    if (auto* cell = find_cell(r, d.id)) {
+        if (auto* a = std::get_if<atomic_cell>(cell); a && a->is_live(d.params.now)) {
+            auto ctx = counter_context::parse(a->value());
+            for (auto& shard : ctx.shards()) {
+                if (shard.id == node) {
+                    clock = shard.clock;
+                    count = shard.count;
+                }
+            }
+        }
+    }
+    counter_context_builder b;
+    b.add_global(node, clock + 1, int64_t(uint64_t(count) + uint64_t(delta)));
+    w.put(d.is_static, d.row, d.id, atomic_cell::make_live(d.params.ts, b.serialize()));
+}
+
+} // namespace
 
 void resolve_reads(partition_plan& plan, const mutation* cur, const counter_id& node) {
     row_writer w(plan);
@@ -624,108 +739,43 @@ void resolve_reads(partition_plan& plan, const mutation* cur, const counter_id& 
     // Counter increments of one cell add up before they become this node's shard.
     std::vector<std::pair<const deferred_write*, int64_t>> counters;
     for (auto& d : plan.deferred) {
-        auto& cols = d.is_static ? s.static_columns() : s.regular_columns();
-        auto& col = cols.at(d.id);
         auto* r = cells_of(cur, d.is_static, d.row);
-        auto write = [&](cell_or_collection c) { w.put(d.is_static, d.row, d.id, std::move(c)); };
-        switch (d.kind) {
-        case op_kind::counter_add: {
-            if (d.value.is_unset()) {
-                break;
-            }
-            if (d.value.is_null()) {
-                throw invalid_request(fmt::format("Invalid null value for counter increment"));
-            }
-            int64_t delta = read_be<int64_t>(d.value.data.data());
-            auto it = std::find_if(counters.begin(), counters.end(), [&](auto& e) {
-                return e.first->is_static == d.is_static && e.first->id == d.id && e.first->row == d.row;
-            });
-            if (it == counters.end()) {
-                counters.emplace_back(&d, delta);
-            } else {
-                it->second += delta;
-            }
-            break;
+        if (d.kind != op_kind::counter_add) {
+            resolve_list_op(w, d, r, (d.is_static ? s.static_columns() : s.regular_columns()).at(d.id));
+            continue;
         }
-        case op_kind::list_set_index:
-        case op_kind::del_list_index: {
-            bool set = d.kind == op_kind::list_set_index;
-            if (d.key.is_unset() || (set && d.value.is_unset())) {
-                break;
-            }
-            if (d.key.is_null()) {
-                throw invalid_request("Invalid null value for list index");
-            }
-            int32_t idx = read_be<int32_t>(d.key.data.data());
-            auto elements = live_elements(find_cell(r, d.id), d.params.now);
-            if (elements.empty()) {
-                throw invalid_request(set ? "Attempted to set an element on a list which is null"
-                                          : "Attempted to delete an element from a list which is null");
-            }
-            if (idx < 0 || size_t(idx) >= elements.size()) {
-                throw invalid_request(fmt::format("List index {} out of bound, list has size {}", idx, elements.size()));
-            }
-            collection_cells c;
-            auto path = bytes(elements[size_t(idx)].first.begin(), elements[size_t(idx)].first.end());
-            c.cells.emplace_back(path, set && d.value.is_value() ? live_cell(d.params, d.value.data) : dead_cell(d.params));
-            write(std::move(c));
-            break;
+        if (d.value.is_unset()) {
+            continue;
         }
-        case op_kind::list_remove: {
-            if (!d.value.is_value()) {
-                break;
-            }
-            auto remove = split_collection(d.value.data);
-            collection_cells c;
-            for (auto& [path, v] : live_elements(find_cell(r, d.id), d.params.now)) {
-                bool match = std::any_of(remove.begin(), remove.end(), [&](auto& x) {
-                    return col.type->element_type()->compare(x, v) == 0;
-                });
-                if (match) {
-                    c.cells.emplace_back(bytes(path.begin(), path.end()), dead_cell(d.params));
-                }
-            }
-            if (!c.cells.empty()) {
-                write(std::move(c));
-            }
-            break;
+        if (d.value.is_null()) {
+            throw invalid_request("Invalid null value for counter increment");
         }
-        default: throw std::logic_error("resolve_reads: not a deferred operation");
+        int64_t delta = read_be<int64_t>(d.value.data.data());
+        auto it = std::find_if(counters.begin(), counters.end(), [&](auto& e) {
+            return e.first->is_static == d.is_static && e.first->id == d.id && e.first->row == d.row;
+        });
+        if (it == counters.end()) {
+            counters.emplace_back(&d, delta);
+        } else {
+            it->second = int64_t(uint64_t(it->second) + uint64_t(delta));
         }
     }
     for (auto& [d, delta] : counters) {
-        int64_t clock = 0, count = 0;
-        auto* r = cells_of(cur, d->is_static, d->row);
-        if (auto* cell = find_cell(r, d->id)) {
-            if (auto* a = std::get_if<atomic_cell>(cell); a && a->is_live(d->params.now)) {
-                auto ctx = counter_context::parse(a->value());
-                for (auto& shard : ctx.shards()) {
-                    if (shard.id == node) {
-                        clock = shard.clock;
-                        count = shard.count;
-                    }
-                }
-            }
-        }
-        counter_context_builder b;
-        b.add_global(node, clock + 1, int64_t(uint64_t(count) + uint64_t(delta)));
-        w.put(d->is_static, d->row, d->id, atomic_cell::make_live(d->params.ts, b.serialize()));
+        write_counter(w, *d, delta, cells_of(cur, d->is_static, d->row), node);
     }
 }
 
 result_set cas_result_set(const schema_ptr& s, const cas_outcome& o) {
+    // Without current rows the answer is [applied] alone (ModificationStatement.merge of an empty failure set).
     result_metadata md;
     md.columns.push_back(column_spec{s->keyspace(), s->table(), "[applied]", boolean_type()});
-    if (!o.applied) {
-        for (auto& c : o.columns) {
-            md.columns.push_back(c);
-        }
+    bool rows = !o.applied && !o.rows.empty();
+    if (rows) {
+        md.columns.insert(md.columns.end(), o.columns.begin(), o.columns.end());
     }
     result_set rs(std::move(md));
-    if (o.applied || o.rows.empty()) {
-        std::vector<std::optional<bytes>> row{bytes{uint8_t(o.applied)}};
-        row.resize(rs.column_count());
-        rs.add_row(row);
+    if (!rows) {
+        rs.add_row({bytes{uint8_t(o.applied)}});
         return rs;
     }
     for (auto& r : o.rows) {

@@ -67,6 +67,8 @@ struct partition_plan {
     std::vector<deferred_write> deferred;
     std::vector<cas_target> cas;
     bool needs_owner = false;
+    // Part of a batch of several statements (the [applied] rows then show the primary key).
+    bool batch = false;
 
     // The clustering ranges the read before the write needs (rows touched, or all when a range is involved).
     clustering_ranges read_slice() const;

@@ -579,7 +579,10 @@ const char* error_class(error_code c) {
 future<result_message> exec_local(query_processor& p, std::string text, std::string ks) {
     client_state st;
     st.keyspace = ks;
-    co_return co_await p.execute(text, st, query_options{});
+    // Named: GCC 12 may destroy an aggregate temporary inside co_await twice (ARCHITECTURE.md, rule 2).
+    query_options o;
+    auto r = co_await p.execute(text, st, o);
+    co_return r;
 }
 
 struct case_report {

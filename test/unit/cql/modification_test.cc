@@ -588,8 +588,8 @@ DML_TEST_CASE(counters_and_if_not_exists_race_from_every_shard) {
         BOOST_REQUIRE_MESSAGE(got == expected, "after a flush:\n" << describe(got));
         // Deletes of counter rows and cells (counter_delete); incrementing a deleted counter again is undefined in
         // Cassandra too ("counter removal is intrinsically limited"), so it is not checked.
-        co_await exec(e, 1, "DELETE FROM ks.c WHERE k = 0 AND c = 0");
-        co_await exec(e, 2, "DELETE n FROM ks.c WHERE k = 1 AND c = 1");
+        co_await exec(e, 1 % smp::count(), "DELETE FROM ks.c WHERE k = 0 AND c = 0");
+        co_await exec(e, 2 % smp::count(), "DELETE n FROM ks.c WHERE k = 1 AND c = 1");
         co_await exec(e, 0, "DELETE FROM ks.c WHERE k = 2");
         got = co_await read_table(e, 0, s);
         expected.erase("2");
@@ -716,12 +716,24 @@ DML_TEST_CASE(prepends_across_shards_and_batches_across_tables) {
     });
 }
 
+// PREPARE on this shard; the client_state lives in this coroutine's frame while prepare runs.
+future<result_message> prepare_local(query_processor& p, std::string text) {
+    client_state st;
+    st.keyspace = "ks";
+    auto r = co_await p.prepare(text, st);
+    co_return r;
+}
+
+future<result_message> execute_prepared_local(query_processor& p, bytes id) {
+    client_state st;
+    st.keyspace = "ks";
+    query_options o;
+    auto r = co_await p.execute_prepared(id, st, o);
+    co_return r;
+}
+
 future<std::vector<column_spec>> prepared_specs(env& e, std::string text, std::vector<uint16_t>* pk_indexes) {
-    auto run = [text](query_processor& p) {
-        client_state st;
-        st.keyspace = "ks";
-        return p.prepare(text, st);
-    };
+    auto run = [text](query_processor& p) { return prepare_local(p, text); };
     auto r = co_await e.qp.invoke_on(0, std::move(run));
     auto& pr = std::get<prepared_result>(r);
     if (pk_indexes) {
@@ -763,5 +775,172 @@ DML_TEST_CASE(prepared_bind_variables) {
         } catch (const cql_error& err) {
             BOOST_TEST(std::string(err.what()) == "There were 2 markers(?) in CQL but 1 bound variables");
         }
+    });
+}
+
+future<result_message> batch_local(query_processor& p, batch_type type, std::vector<batch_entry> entries,
+                                   std::optional<int64_t> ts) {
+    client_state st;
+    st.keyspace = "ks";
+    query_options o;
+    o.timestamp = ts;
+    co_return co_await p.execute_batch(type, std::move(entries), st, std::move(o));
+}
+
+future<result_message> run_batch(env& e, shard_id sh, batch_type type, std::vector<batch_entry> entries,
+                                 std::optional<int64_t> ts = std::nullopt) {
+    auto run = [type, entries = std::move(entries), ts](query_processor& p) { return batch_local(p, type, entries, ts); };
+    co_return co_await e.qp.invoke_on(sh, std::move(run));
+}
+
+batch_entry entry(std::variant<std::string, bytes> q, std::vector<raw_value> values = {}) {
+    batch_entry b;
+    b.query_or_id = std::move(q);
+    b.values = std::move(values);
+    return b;
+}
+
+raw_value int_value(int32_t v) { return raw_value::of(serialize_be<int32_t>(v)); }
+
+std::vector<batch_entry> frame_entries(const bytes& id) {
+    std::vector<batch_entry> es;
+    es.push_back(entry(std::string("INSERT INTO ks.t (k, c, v) VALUES (?, ?, ?)"), {int_value(1), int_value(1), int_value(10)}));
+    es.push_back(entry(id, {int_value(20), int_value(1), int_value(2)}));
+    es.push_back(entry(std::string("INSERT INTO ks.t JSON ?"), {raw_value::of(to_bytes("{\"k\": 1, \"c\": 3, \"v\": 30}"))}));
+    // Same timestamp: the delete of (1, 1) wins over the insert above, whatever the order.
+    es.push_back(entry(std::string("DELETE FROM ks.t WHERE k = 1 AND c = 1")));
+    return es;
+}
+
+// The BATCH frame: statements by text and by prepared id, each with its values, one timestamp (the client's).
+DML_TEST_CASE(batch_frame) {
+    co_await with_env([&](env& e) -> future<> {
+        auto s = co_await create_table(e, "CREATE TABLE ks.t (k int, c int, v int, PRIMARY KEY (k, c))");
+        auto prep = [](query_processor& p) { return prepare_local(p, "UPDATE ks.t SET v = ? WHERE k = ? AND c = ?"); };
+        // Prepared on every shard, as drivers do.
+        bytes id;
+        for (shard_id sh = 0; sh < smp::count(); ++sh) {
+            id = std::get<prepared_result>(co_await e.qp.invoke_on(sh, prep)).id;
+        }
+        co_await run_batch(e, 1 % smp::count(), batch_type::logged, frame_entries(id), 5000);
+        auto got = co_await read_table(e, 0, s);
+        table_view expected;
+        expected["1"].rows["2"]["v"] = "20";
+        expected["1"].rows["3"]["v"] = "30";
+        BOOST_REQUIRE_MESSAGE(got == expected, describe(got));
+        // An older batch loses to it; an unknown id is Unprepared.
+        std::vector<batch_entry> older;
+        older.push_back(entry(std::string("UPDATE ks.t SET v = 0 WHERE k = 1 AND c = 2")));
+        co_await run_batch(e, 0, batch_type::unlogged, std::move(older), 4000);
+        BOOST_TEST((co_await read_table(e, 0, s)) == expected);
+        std::vector<batch_entry> unknown;
+        unknown.push_back(entry(bytes(16, 7)));
+        try {
+            co_await run_batch(e, 0, batch_type::logged, std::move(unknown));
+            BOOST_FAIL("unknown id accepted");
+        } catch (const cql_error& err) {
+            BOOST_TEST(int(err.code()) == int(error_code::unprepared));
+        }
+    });
+}
+
+// TTLs as cells and markers carry them: USING TTL (literal or marker), the table's default_time_to_live, TTL 0
+// overriding the default; a whole collection's elements expire with it.
+DML_TEST_CASE(ttls_on_cells_and_markers) {
+    co_await with_env([&](env& e) -> future<> {
+        auto plain = parse_create_table("CREATE TABLE ks.t (k int PRIMARY KEY, v int, l list<int>)");
+        auto with_default = parse_create_table("CREATE TABLE ks.d (k int PRIMARY KEY, v int) WITH default_time_to_live = 500");
+        auto t = co_await e.db.local().create_table(plain);
+        auto d = co_await e.db.local().create_table(with_default);
+        std::vector<raw_value> ttl(1, raw_value::of(serialize_be<int32_t>(300)));
+        co_await exec(e, 1 % smp::count(), "INSERT INTO ks.t (k, v, l) VALUES (1, 1, [1, 2]) USING TTL 100");
+        co_await exec(e, 2 % smp::count(), "UPDATE ks.t USING TTL ? SET v = 2 WHERE k = 2", ttl, true);
+        co_await exec(e, 0, "INSERT INTO ks.d (k, v) VALUES (1, 1)");
+        co_await exec(e, 0, "INSERT INTO ks.d (k, v) VALUES (2, 2) USING TTL 0");
+        auto ttls = [](const std::vector<mutation>& ms) {
+            std::map<int, std::vector<int32_t>> out;  // key -> marker ttl, then every cell's ttl
+            for (auto& m : ms) {
+                auto k = m.decorated_key().key().view();
+                int key = read_be<int32_t>(reinterpret_cast<const uint8_t*>(k.data()));
+                for (auto& [ck, r] : m.partition().rows()) {
+                    out[key].push_back(r.marker.empty() ? -1 : r.marker.ttl);
+                    for (auto& [id, c] : r.cells.cells()) {
+                        if (auto* a = std::get_if<atomic_cell>(&c)) {
+                            out[key].push_back(a->ttl());
+                        } else {
+                            for (auto& [path, a] : std::get<collection_cells>(c).cells) {
+                                out[key].push_back(a.ttl());
+                            }
+                        }
+                    }
+                }
+            }
+            return out;
+        };
+        auto read_all = [](database& db, schema_ptr s) {
+            return db.query(s, dht::partition_range::full(), clustering_ranges{position_range::full()});
+        };
+        auto got = ttls(co_await read_all(e.db.local(), t));
+        BOOST_TEST((got[1] == std::vector<int32_t>{100, 100, 100, 100}));
+        BOOST_TEST((got[2] == std::vector<int32_t>{-1, 300}));
+        auto got_d = ttls(co_await read_all(e.db.local(), d));
+        BOOST_TEST((got_d[1] == std::vector<int32_t>{500, 500}));
+        BOOST_TEST((got_d[2] == std::vector<int32_t>{0, 0}));
+    });
+}
+
+// A statement prepared before its table was dropped is refused as invalid, not as a server error.
+DML_TEST_CASE(prepared_write_after_drop_table) {
+    co_await with_env([&](env& e) -> future<> {
+        co_await create_table(e, "CREATE TABLE ks.t (k int PRIMARY KEY, v int)");
+        auto prep = [](query_processor& p) { return prepare_local(p, "INSERT INTO ks.t (k, v) VALUES (1, 1)"); };
+        auto id = std::get<prepared_result>(co_await e.qp.invoke_on(0, prep)).id;
+        co_await e.db.local().drop_table("ks", "t");
+        auto run = [id](query_processor& p) { return execute_prepared_local(p, id); };
+        try {
+            co_await e.qp.invoke_on(0, run);
+            BOOST_FAIL("write to a dropped table accepted");
+        } catch (const cql_error& err) {
+            BOOST_TEST(int(err.code()) == int(error_code::invalid));
+            BOOST_TEST(std::string(err.what()) == "table t does not exist");
+        }
+    });
+}
+
+std::string rows_text(const result_set& rs) {
+    std::string s;
+    for (auto& c : rs.metadata().columns) {
+        s += c.name + " ";
+    }
+    for (auto& r : rs.rows()) {
+        s += s.back() == ' ' ? "|" : " |";
+        for (size_t i = 0; i < r.size(); ++i) {
+            s += " " + (r[i] ? rs.metadata().columns[i].type->to_cql_literal(*r[i]) : std::string("null"));
+        }
+    }
+    return s;
+}
+
+// The [applied] rows of failed conditions as Cassandra builds them: the conditions' columns (regular before static,
+// in the order named), the primary key first in a batch of several statements, one row per row read.
+DML_TEST_CASE(applied_rows_of_failed_conditions) {
+    co_await with_env([&](env& e) -> future<> {
+        co_await create_table(e, "CREATE TABLE ks.t (k int, c int, s int static, v int, w int, PRIMARY KEY (k, c))");
+        co_await exec(e, 0, "INSERT INTO ks.t (k, c, s, v, w) VALUES (1, 1, 7, 10, 100)");
+        co_await exec(e, 0, "INSERT INTO ks.t (k, c, v, w) VALUES (1, 2, 20, 200)");
+        auto r = co_await exec(e, 1 % smp::count(), "UPDATE ks.t SET w = 0 WHERE k = 1 AND c = 1 IF s = 8 AND w = 100 AND v = 10");
+        BOOST_TEST(rows_text(std::get<result_set>(r)) == "[applied] w v s | false 100 10 7");
+        r = co_await exec(e, 2 % smp::count(), "BEGIN BATCH UPDATE ks.t SET w = 0 WHERE k = 1 AND c = 2 IF v = 21; "
+                                               "UPDATE ks.t SET w = 0 WHERE k = 1 AND c = 1 IF v = 10; "
+                                               "UPDATE ks.t SET w = 0 WHERE k = 1 AND c = 3 IF v = 30; APPLY BATCH");
+        BOOST_TEST(rows_text(std::get<result_set>(r)) == "[applied] k c v | false 1 1 10 | false 1 2 20");
+        r = co_await exec(e, 0, "BEGIN BATCH UPDATE ks.t SET w = 1 WHERE k = 1 AND c = 2 IF v = 20; "
+                                "UPDATE ks.t SET w = 1 WHERE k = 1 AND c = 1 IF v = 10; APPLY BATCH");
+        BOOST_TEST(rows_text(std::get<result_set>(r)) == "[applied] | true");
+        // A missing row with a live static row shows the static row.
+        r = co_await exec(e, 0, "UPDATE ks.t SET w = 0 WHERE k = 1 AND c = 9 IF s = 1");
+        BOOST_TEST(rows_text(std::get<result_set>(r)) == "[applied] s | false 7");
+        r = co_await exec(e, 0, "UPDATE ks.t SET w = 0 WHERE k = 2 AND c = 9 IF v = 1");
+        BOOST_TEST(rows_text(std::get<result_set>(r)) == "[applied] | false");
     });
 }

@@ -124,7 +124,11 @@ def main():
     if MODE != 'dev':
         print(f'deb_package: the package is built and tested from the dev build only (this is {MODE})')
         return
-    check(os.geteuid() == 0, 'deb_package needs root (dpkg -i)')
+    if os.geteuid() != 0:
+        # dpkg needs root: run again through sudo, as install-dependencies.sh does.
+        if shutil.which('sudo') and subprocess.run(['sudo', '-n', 'true'], capture_output=True).returncode == 0:
+            os.execvp('sudo', ['sudo', '-n', '-E', sys.executable, os.path.abspath(__file__)])
+        raise AssertionError('deb_package needs root or passwordless sudo (dpkg -i)')
     deb = run([os.path.join(TOP, 'dist', 'debian', 'build-deb.sh'), '--mode', 'dev', '--no-build',
                '--output', os.path.join(BUILD, 'dist')]).strip().split('\n')[-1]
     check(deb.endswith('.deb') and os.path.exists(deb), f'build-deb.sh printed {deb!r}')

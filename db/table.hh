@@ -152,8 +152,8 @@ private:
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);
     // multi_get's sstable part: what each sstable holds of keys[i] for the keys it admits, applied to out[i].
-    future<> read_sstables_batch(std::vector<sstables::shared_sstable> ssts, const std::vector<dht::decorated_key>& keys,
-                                 const clustering_ranges& forward_slice, reader_permit permit,
+    future<> read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
+                                 const std::vector<dht::decorated_key>& keys, const clustering_ranges& forward_slice, reader_permit permit,
                                  std::vector<std::optional<mutation>>& out, sstables::partition_batch_stats* stats);
     write_time::timestamp_type max_purgeable(const dht::decorated_key& k,
                                       const std::vector<sstables::shared_sstable>& compacting) const;

@@ -52,11 +52,17 @@ void apply_into(std::optional<mutation>& slot, mutation m) {
 
 } // namespace
 
-future<> table::read_sstables_batch(std::vector<sstables::shared_sstable> ssts, const std::vector<dht::decorated_key>& keys,
-                                    const clustering_ranges& forward_slice, reader_permit permit,
+future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
+                                    const std::vector<dht::decorated_key>& keys, const clustering_ranges& forward_slice, reader_permit permit,
                                     std::vector<std::optional<mutation>>& out, sstables::partition_batch_stats* stats) {
+    // Each key hashed once for every sstable's filter.
+    std::vector<sstables::bloom_filter::hash_type> hashes;
+    hashes.reserve(keys.size());
+    for (auto& k : keys) {
+        hashes.push_back(sstables::bloom_filter::hash_of(k.key().bytes()));
+    }
     for (auto& sst : ssts) {
-        auto located = co_await sstables::locate_partitions(*sst, keys, permit, {}, stats);
+        auto located = co_await sstables::locate_partitions(*sst, keys, hashes, permit, {}, stats);
         if (located.keys.empty()) {
             continue;
         }

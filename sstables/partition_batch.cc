@@ -60,13 +60,14 @@ future<temporary_buffer> read_span(const sstable& sst, uint64_t start, uint64_t 
 } // namespace
 
 future<located_batch> locate_partitions(const sstable& sst, std::span<const dht::decorated_key> keys,
-                                        const reader_permit& permit, partition_batch_options opts,
+                                        std::span<const bloom_filter::hash_type> hashes, const reader_permit& permit, partition_batch_options opts,
                                         partition_batch_stats* stats) {
     located_batch out;
     // Every probe first: the index is looked at only for the keys the filter admits.
     std::vector<dht::decorated_key> admitted;
+    auto& filter = sst.components().filter;
     for (size_t i = 0; i < keys.size(); ++i) {
-        if (sst.may_contain(keys[i])) {
+        if (hashes.empty() ? sst.may_contain(keys[i]) : filter.is_present(hashes[i])) {
             out.keys.push_back(i);
             admitted.push_back(keys[i]);
         }

@@ -44,10 +44,11 @@ struct partition_batch_stats {
 };
 
 // Locates keys (in ring order, distinct) in sst through its shared index caches (index_reader::find_all), reading
-// the small partitions' bytes. permit: the batch's; its deadline is checked before the index lookups and the reads.
+// the small partitions' bytes. hashes: the keys' bloom_filter::hash_of, one per key, so that a batch over many
+// sstables hashes each key once (empty: computed here). permit: the batch's; its deadline is checked before the index lookups and the reads.
 // Errors as the sstable reader's (malformed_sstable_exception, std::system_error naming the file).
 future<located_batch> locate_partitions(const sstable& sst, std::span<const dht::decorated_key> keys,
-                                        const reader_permit& permit, partition_batch_options opts = {},
+                                        std::span<const bloom_filter::hash_type> hashes, const reader_permit& permit, partition_batch_options opts = {},
                                         partition_batch_stats* stats = nullptr);
 
 } // namespace reef::sstables

@@ -151,6 +151,8 @@ private:
     // What the row cache reads: the sstable set as it is when called, merged, forward, without forwarding.
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);
+    // The sstables a read of `range` needs: for a single key, those whose bloom filter admits it; else all.
+    std::vector<sstables::shared_sstable> sstables_for(const dht::partition_range& range) const;
     // multi_get's sstable part: what each sstable holds of keys[i] for the keys it admits, applied to out[i].
     future<> read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
                                  const std::vector<dht::decorated_key>& keys, const clustering_ranges& forward_slice, reader_permit permit,

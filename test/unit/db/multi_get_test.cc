@@ -287,6 +287,77 @@ REEF_TEST_CASE(batch_shares_index_page_and_data_reads) {
 
 namespace {
 
+clustering_ranges rows_between(int a, int b) {
+    return clustering_ranges{position_range(position_in_partition::before_key(ck(a)), position_in_partition::before_key(ck(b)))};
+}
+
+// make_reader of k's singular range with `slice` (in the read's order), into a mutation.
+future<std::optional<mutation>> read_sliced(table& t, const dht::decorated_key& k, const clustering_ranges& slice,
+                                            bool reversed) {
+    auto r = t.make_reader(reader_permit(), {.range = dht::partition_range::singular(k), .slice = slice,
+                                             .order = read_order_for(reversed)});
+    auto fs = co_await read_validated(r, reversed);
+    co_await r.close();
+    auto ms = mutations_from_fragments(t.schema(), fs, reversed);
+    if (ms.empty()) {
+        co_return std::nullopt;
+    }
+    co_return std::move(ms.front());
+}
+
+} // namespace
+
+// A partition too large to be read with the batch (about 200 KB: its promoted index's blocks are read as its slice
+// needs them) beside small ones: the batch gives what make_reader gives, sliced, forward and reversed, no cache.
+REEF_TEST_CASE(batch_with_a_large_partition) {
+    tmpdir dir;
+    auto s = int_table_schema();
+    table t(s, table_config{.directory = dir.path() + "/ks/t", .enable_cache = false});
+    co_await t.start();
+    for (int c = 0; c < 20000; ++c) {
+        mutation m(s, pkey(7));
+        deletable_row r;
+        r.marker = row_marker{1};
+        auto b = int_value(c);
+        r.cells.apply(0, atomic_cell::make_live(1, std::string(b.begin(), b.end())));
+        m.partition().apply_row(*s, ck(c), r);
+        t.apply(m);
+    }
+    for (int k = 0; k < 50; ++k) {
+        if (k != 7) {
+            t.apply(int_row(s, k, k));
+        }
+    }
+    co_await t.flush();
+    std::vector<dht::decorated_key> keys;
+    for (int k = 0; k < 50; k += 3) {
+        keys.push_back(pkey(k));
+    }
+    keys.push_back(pkey(7));
+    std::sort(keys.begin(), keys.end());
+    sstables::partition_batch_stats stats;
+    for (bool reversed : {false, true}) {
+        auto forward = rows_between(10000, 10100);
+        auto slice = reversed ? reverse_ranges(forward) : forward;
+        auto got = co_await t.multi_get(reader_permit(), keys, slice, read_order_for(reversed), &stats);
+        for (size_t i = 0; i < keys.size(); ++i) {
+            auto want = co_await read_sliced(t, keys[i], slice, reversed);
+            BOOST_REQUIRE_EQUAL(bool(got[i]), bool(want));
+            if (want) {
+                BOOST_CHECK(*got[i] == *want);
+            }
+        }
+        auto seven = std::find(keys.begin(), keys.end(), pkey(7)) - keys.begin();
+        BOOST_REQUIRE(got[seven]);
+        BOOST_CHECK_EQUAL(got[seven]->partition().rows().size(), 100u);
+    }
+    // The large partition was never read with the batch.
+    BOOST_CHECK_EQUAL(stats.prefetched, 2 * (keys.size() - 1));
+    co_await t.stop();
+}
+
+namespace {
+
 keyspace_definition simple_keyspace(std::string name) {
     return keyspace_definition{std::move(name), {{"class", "SimpleStrategy"}, {"replication_factor", "1"}}, true};
 }

@@ -291,9 +291,10 @@ def write_ninja(mode, args, dep_cflags, dep_libs):
 
     lib_objs = compile_all(lib_sources)
     w(f'build libreef.a: ar {" ".join(lib_objs)}')
-    # The RocksDB baselines (perf-sstable-scan, perf-delete-range), where librocksdb-dev is installed: reef alone
+    # The RocksDB baselines (perf-sstable-scan, perf-delete-range, perf-multiget), where librocksdb-dev is installed: reef alone
     # links it.
-    rocksdb_sources = ['test/perf/perf_sstable_scan.cc', 'test/perf/delete_range_rocksdb.cc']
+    rocksdb_sources = ['test/perf/perf_sstable_scan.cc', 'test/perf/delete_range_rocksdb.cc',
+                       'test/perf/multiget_rocksdb.cc']
     have_rocksdb = os.path.exists('/usr/include/rocksdb/db.h')
     main_objs = compile_all([s for s in main_sources
                              if os.path.exists(os.path.join(ROOT, s)) and s not in rocksdb_sources])

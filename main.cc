@@ -50,6 +50,9 @@ const subcommand subcommands[] = {
     {"perf-commitlog", "benchmark of the commitlog: batch-mode entries/s with 1, 16 and 128 writers against write +\n"
      "                     fdatasync, periodic-mode MB/s against sequential writes",
      reef::perf::perf_commitlog_main},
+    {"perf-multiget", "RocksDB's MultiGet experiment on Reef and RocksDB: µs per key of single gets, unbatched and\n"
+     "                     batched multi-gets by batch size and key stride",
+     reef::perf::perf_multiget_main},
     {"crash-writer", "the crash test's driver: random writes acknowledged into an ack file until killed, and\n"
      "                     --verify against it (test/suites/crash_test.py)",
      reef::drivers::crash_writer_main},

@@ -833,6 +833,60 @@ future<std::vector<mutation>> database::query(schema_ptr s, dht::partition_range
     co_return out;
 }
 
+future<std::vector<mutation>> database::multi_get_local(table_id id, std::vector<dht::decorated_key> keys,
+                                                        clustering_ranges slice, bool reversed) {
+    auto it = _tables.find(id);
+    if (it == _tables.end()) {
+        throw no_such_table("no table " + utils::to_string(id) + " on shard " + std::to_string(this_shard_id()));
+    }
+    auto t = it->second->t;  // held for the read, as query_local's
+    auto found = co_await t->multi_get(reader_permit(), std::move(keys), std::move(slice), read_order_for(reversed));
+    std::vector<mutation> out;
+    out.reserve(found.size());
+    for (auto& m : found) {
+        if (m) {
+            out.push_back(std::move(*m));
+        }
+    }
+    co_return out;
+}
+
+future<std::vector<mutation>> database::multi_get(schema_ptr s, std::vector<partition_key> keys, clustering_ranges slice,
+                                                  bool reversed) {
+    auto id = s->id();
+    // Each shard's keys in ring order, duplicates dropped.
+    std::vector<std::vector<dht::decorated_key>> by_shard(smp::count());
+    for (auto& k : keys) {
+        dht::decorated_key dk(std::move(k));
+        by_shard[dht::shard_of(dk.get_token(), smp::count())].push_back(std::move(dk));
+    }
+    std::vector<future<std::vector<mutation>>> parts;
+    for (shard_id sh = 0; sh < smp::count(); ++sh) {
+        auto& ks = by_shard[sh];
+        if (ks.empty()) {
+            continue;
+        }
+        std::sort(ks.begin(), ks.end());
+        ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+        auto one = [id, ks = std::move(ks), slice, reversed](database& db) {
+            return db.multi_get_local(id, ks, slice, reversed);
+        };
+        parts.push_back(_container->invoke_on(sh, std::move(one)));
+    }
+    auto results = co_await when_all(std::move(parts));
+    std::vector<mutation> out;
+    for (auto& part : results) {
+        for (auto& m : part) {
+            out.push_back(std::move(m));
+        }
+    }
+    auto type = s->partition_key_type();
+    std::stable_sort(out.begin(), out.end(), [&type](const mutation& a, const mutation& b) {
+        return type->compare(to_bytes_view(a.decorated_key().key().view()), to_bytes_view(b.decorated_key().key().view())) < 0;
+    });
+    co_return out;
+}
+
 future<> database::flush(std::string keyspace, std::string table) {
     auto s = find_schema(keyspace, table);
     if (!s) {

@@ -167,6 +167,14 @@ public:
     // schema. Throws no_such_table.
     future<std::vector<mutation>> query(schema_ptr s, dht::partition_range range, clustering_ranges slice,
                                         bool reversed = false);
+    // CQL's `pk IN (...)`: the partitions of `keys` (table s's partition keys, serialized; any order, duplicates
+    // allowed), each read as query(singular(k), slice, reversed) reads it, in one result: a key whose partition
+    // nothing holds is left out, a key given twice comes once, and the partitions come sorted by the partition key
+    // type's comparison (s->partition_key_type(): `k IN (5, 1, 3)` gives 1, 3, 5, -6 before 1, text and blobs by
+    // bytes), as Cassandra returns them. The keys are grouped by owner shard, one call per shard, each shard's keys
+    // read as one batch (table::multi_get: shared index page lookups, Data.db reads merged). Throws no_such_table.
+    future<std::vector<mutation>> multi_get(schema_ptr s, std::vector<partition_key> keys, clustering_ranges slice,
+                                            bool reversed = false);
     // Writes the memtables of a table (of every table) to sstables on every shard.
     future<> flush(std::string keyspace, std::string table);
     future<> flush_all();
@@ -217,6 +225,9 @@ private:
     future<> flush_requested(std::vector<table_id> tables);
     future<std::vector<mutation>> query_local(table_id id, dht::partition_range range, clustering_ranges slice,
                                               bool reversed);
+    // keys: this shard's, in ring order, distinct. The partitions some source holds, in ring order.
+    future<std::vector<mutation>> multi_get_local(table_id id, std::vector<dht::decorated_key> keys,
+                                                  clustering_ranges slice, bool reversed);
     table_entry& entry_for_write(const table_id& id);
     dirty_memory_manager& dirty_memory_for(const schema& s) noexcept;
 

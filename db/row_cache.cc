@@ -138,6 +138,36 @@ std::shared_ptr<memtable> row_cache::populate(const dht::decorated_key& key, con
     return data;
 }
 
+row_cache::lookup_result row_cache::lookup(const dht::decorated_key& k, const clustering_ranges& forward_slice) {
+    auto it = _entries.lower_bound(k);
+    if (it != _entries.end() && it->first == k) {
+        auto& e = *it->second;
+        if (!e.data || e.continuity.contains(_cmp, forward_slice)) {
+            count_hit();
+            touch(e);
+            return {true, e.data};
+        }
+    } else if (continuous_before(it)) {
+        count_hit();  // known absent
+        return {true, nullptr};
+    }
+    count_miss();
+    return {};
+}
+
+std::shared_ptr<memtable> row_cache::fill(const dht::decorated_key& k, const mutation* m,
+                                          const clustering_ranges& forward_slice, uint64_t phase) {
+    if (_phase == phase) {
+        return populate(k, m, forward_slice, std::nullopt, false);
+    }
+    if (!m) {
+        return nullptr;
+    }
+    auto mt = std::make_shared<memtable>(_schema);
+    mt->apply(*m);
+    return mt;
+}
+
 void row_cache::mark_continuous_before(entries_type::iterator it, const std::optional<dht::decorated_key>& after,
                                        bool from_ring_start) noexcept {
     // Back from `it` over absences (which the underlying's answer agrees with) to `after` or the ring's start.

@@ -69,6 +69,21 @@ public:
     // come here).
     mutation_reader make_reader(reader_permit permit, read_options opts);
 
+    // One partition of a batch of single-partition reads (table::multi_get), as the reader would take it: a hit
+    // when the cache holds `forward_slice` of k or knows k absent (`data` then null), else a miss; counted as the
+    // reader counts them.
+    struct lookup_result {
+        bool hit = false;
+        std::shared_ptr<memtable> data;
+    };
+    lookup_result lookup(const dht::decorated_key& k, const clustering_ranges& forward_slice);
+    // What the batch read from the sstables for a missed key (`m`, sliced by forward_slice, shadowed data dropped;
+    // null: nothing), its sstables read in population phase `phase`: populated as the reader populates a singular
+    // miss while the phase is still `phase`, otherwise kept out of the cache. Returns the partition's memtable to
+    // read it from (null: absent). May evict.
+    std::shared_ptr<memtable> fill(const dht::decorated_key& k, const mutation* m, const clustering_ranges& forward_slice,
+                                   uint64_t phase);
+
     // The sstables now also hold what `flushed` held: its partitions leave the cache and partition continuity is
     // broken at each of its keys. Starts a new population phase.
     void invalidate(const memtable& flushed);

@@ -329,14 +329,31 @@ future<> table::flush() {
     co_await flush_sealed();
 }
 
+std::vector<sstables::shared_sstable> table::sstables_for(const dht::partition_range& range) const {
+    // A single key: only the sstables whose bloom filter admits it (the key hashed once for all of them).
+    if (range.is_singular() && range.start()->position.key()) {
+        auto h = sstables::bloom_filter::hash_of(range.start()->position.key()->key().bytes());
+        std::vector<sstables::shared_sstable> out;
+        for (auto& sst : _sstables) {
+            if (sst->components().filter.is_present(h)) {
+                out.push_back(sst);
+            }
+        }
+        return out;
+    }
+    return _sstables;
+}
+
 mutation_reader table::make_reader(reader_permit permit, read_options opts) {
     bool use_cache = _cache && opts.bypass == bypass_cache::no && !_sstables.empty();
+    // Read directly: only the sstables that may hold the range.
+    auto ssts = use_cache ? std::vector<sstables::shared_sstable>{} : sstables_for(opts.range);
     // With one source the combined reader would only pass its stream through (and cost a merge step per
     // fragment): that source is read directly, in the read's own forwarding mode (opts.stats then counts nothing).
     // Empty memtables are no sources: the active one too, so a write applied during the read into a memtable
     // that was empty when it started is not seen, which the read's contract allows (it returns what was there
     // when it started).
-    size_t count = (_active->empty() ? 0 : 1) + (use_cache ? 1 : _sstables.size());
+    size_t count = (_active->empty() ? 0 : 1) + (use_cache ? 1 : ssts.size());
     for (auto& mt : _sealed) {
         count += mt->empty() ? 0 : 1;
     }
@@ -353,7 +370,7 @@ mutation_reader table::make_reader(reader_permit permit, read_options opts) {
         if (use_cache) {
             return _cache->make_reader(std::move(permit), std::move(opts));
         }
-        return sstables::make_sstable_reader(_sstables.front(), _schema, std::move(permit), std::move(opts));
+        return sstables::make_sstable_reader(ssts.front(), _schema, std::move(permit), std::move(opts));
     }
     // Several sources: each takes a copy, with forwarding (the combined reader drives their windows) and without
     // the stats, which are the combined reader's.
@@ -384,7 +401,7 @@ mutation_reader table::make_reader(reader_permit permit, read_options opts) {
         }
         sources.push_back({_cache->make_reader(permit, options_for_source()), max_ts, streamed_forwarding::yes});
     } else {
-        for (auto& sst : _sstables) {
+        for (auto& sst : ssts) {
             sources.push_back({sstables::make_sstable_reader(sst, _schema, permit, options_for_source()),
                                sst->max_timestamp(), streamed_forwarding::yes});
         }
@@ -397,12 +414,14 @@ mutation_reader table::make_reader(reader_permit permit, read_options opts) {
 
 mutation_reader table::make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                             reader_permit permit) {
-    if (_sstables.size() == 1) {
-        return sstables::make_sstable_reader(_sstables.front(), _schema, std::move(permit),
+    // No sstable: a combined reader of nothing.
+    auto ssts = sstables_for(range);
+    if (ssts.size() == 1) {
+        return sstables::make_sstable_reader(ssts.front(), _schema, std::move(permit),
                                              {.range = range, .slice = slice});
     }
     std::vector<combined_reader_source> sources;
-    for (auto& sst : _sstables) {
+    for (auto& sst : ssts) {
         sources.push_back({sstables::make_sstable_reader(sst, _schema, permit,
                                                          {.range = range, .slice = slice,
                                                           .forwarding = streamed_forwarding::yes}),

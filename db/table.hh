@@ -13,6 +13,7 @@
 #include "runtime/future.hh"
 #include "runtime/gate.hh"
 #include "runtime/semaphore.hh"
+#include "sstables/partition_batch.hh"
 #include "sstables/sstable.hh"
 #include "sstables/writer.hh"
 
@@ -114,6 +115,21 @@ public:
     // checks its deadline before each I/O and charges its buffers to it.
     mutation_reader make_reader(reader_permit permit, read_options opts);
 
+    // A batch of single-partition reads (RocksDB's MultiGet): for each of `keys` (in ring order, distinct:
+    // std::invalid_argument otherwise) what make_reader's stream of its singular range with `slice` (in `order`'s
+    // order, as read_options::slice) and `order` builds into a mutation (mutation_partition_builder), or nothing
+    // when no source holds the partition; reconciled by mutation::apply, so the row cache's dropped shadowed data
+    // may differ as between two make_reader reads. The sources are the ones present when it starts. Keys the row
+    // cache holds (the slice, or known absent) never reach the sstables; each memtable is looked at once per key;
+    // the rest are read from the sstables together, sstable by sstable (sstables::locate_partitions: the bloom filter
+    // probes first, one index page lookup per summary page, the small partitions' Data.db bytes read in file order,
+    // nearby ones merged, before any is parsed), always forward (`order` only decides how `slice` is read), then
+    // populate the cache as misses of make_reader do. `permit` covers the whole batch (its deadline, its memory).
+    // `stats`, if given, counts the sstable batches' work.
+    future<std::vector<std::optional<mutation>>> multi_get(reader_permit permit, std::vector<dht::decorated_key> keys,
+                                                           clustering_ranges slice, read_order order = read_order::forward,
+                                                           sstables::partition_batch_stats* stats = nullptr);
+
     // Seals the active memtable (if not empty) and flushes every sealed memtable, oldest first. A failed write
     // leaves the memtable sealed and readable (the next flush retries it) and throws.
     future<> flush();
@@ -131,6 +147,7 @@ public:
     size_t sealed_memtable_count() const noexcept { return _sealed.size(); }
     size_t sstable_count() const noexcept { return _sstables.size(); }
     std::vector<sstables::descriptor> sstable_descriptors() const;
+    const std::vector<sstables::shared_sstable>& sstables() const noexcept { return _sstables; }
     const memtable& active_memtable() const noexcept { return *_active; }
     uint64_t flushes() const noexcept { return _flushes; }
     uint64_t failed_flushes() const noexcept { return _failed_flushes; }
@@ -147,6 +164,12 @@ private:
     // What the row cache reads: the sstable set as it is when called, merged, forward, without forwarding.
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);
+    // The sstables a read of `range` needs: for a single key, those whose bloom filter admits it; else all.
+    std::vector<sstables::shared_sstable> sstables_for(const dht::partition_range& range) const;
+    // multi_get's sstable part: what each sstable holds of keys[i] for the keys it admits, applied to out[i].
+    future<> read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
+                                 const std::vector<dht::decorated_key>& keys, const clustering_ranges& forward_slice, reader_permit permit,
+                                 std::vector<std::optional<mutation>>& out, sstables::partition_batch_stats* stats);
     write_time::timestamp_type max_purgeable(const dht::decorated_key& k,
                                       const std::vector<sstables::shared_sstable>& compacting) const;
 

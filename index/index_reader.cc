@@ -79,6 +79,46 @@ future<uint64_t> index_reader::next_position(const entry_ref& e) {
     co_return _summary.data_length;
 }
 
+future<std::vector<std::optional<located_entry>>> index_reader::find_all(std::span<const dht::decorated_key> keys) {
+    std::vector<std::optional<located_entry>> out(keys.size());
+    auto& pts = _summary.points;
+    size_t k = 0;
+    while (k < keys.size() && !pts.empty()) {
+        // The page that would hold keys[k]: the last one whose first key is not after it (or the first page).
+        size_t not_after = std::partition_point(pts.begin(), pts.end(),
+                                                [&](const summary_point& p) { return p.key <= keys[k]; }) -
+                           pts.begin();
+        size_t i = not_after == 0 ? 0 : not_after - 1;
+        // The keys before the next page's first key are this page's too.
+        size_t end = k + 1;
+        while (end < keys.size() && (i + 1 == pts.size() || keys[end] < pts[i + 1].key)) {
+            ++end;
+        }
+        auto pg = co_await page(i);
+        auto& es = pg->entries;
+        size_t e = 0;
+        for (size_t j = k; j < end; ++j) {
+            while (e < es.size() && es[e].key < keys[j]) {
+                ++e;
+            }
+            if (e == es.size() || !(es[e].key == keys[j])) {
+                continue;
+            }
+            entry_ref ref{pg, e};
+            uint64_t stop = 0;
+            if (e + 1 < es.size()) {
+                stop = es[e + 1].data_position;
+            } else {
+                stop = co_await next_position(ref);
+            }
+            uint64_t start = es[e].data_position;
+            out[j] = located_entry{std::move(ref), data_range{start, std::max(start, stop)}};
+        }
+        k = end;
+    }
+    co_return out;
+}
+
 future<uint64_t> index_reader::lower_bound(const dht::ring_position& p) {
     std::function<bool(const dht::decorated_key&)> skip = [&](const dht::decorated_key& k) { return p.compare(k) > 0; };
     auto pos = co_await first_not(std::move(skip));

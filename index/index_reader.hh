@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,12 @@ struct entry_ref {
     const partition_index_page_entry& entry() const noexcept { return page->entries[index]; }
 };
 
+// One key's entry as find_all gives it: the entry (its page pinned) and its partition's bytes in Data.db.
+struct located_entry {
+    entry_ref ref;
+    data_range range;
+};
+
 // A lookup reads only the Index.db bytes of the summary pages it needs (never past the next summary entry), once
 // per page while the page stays in the cache. The summary, the caches and the parser must outlive the reader.
 class index_reader {
@@ -70,6 +77,10 @@ public:
     future<std::optional<entry_ref>> first_entry(const dht::partition_range& pr);
     // Where the partition after e's starts in Data.db (data_length after the last one): where e's ends.
     future<uint64_t> next_position(const entry_ref& e);
+    // The entries of keys (in ring order, distinct; nothing for a key the index does not list), for a batch of
+    // single-partition reads: the keys whose entries fall in one summary page share one lookup of that page (one
+    // pin) and one pass over it. A key whose entry ends its page also looks at the next page (where it ends).
+    future<std::vector<std::optional<located_entry>>> find_all(std::span<const dht::decorated_key> keys);
     // Summary page i, parsed (through the caches).
     future<index_page_cache::entry_ptr> page(size_t i);
     size_t page_count() const noexcept { return _summary.points.size(); }

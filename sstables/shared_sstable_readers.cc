@@ -91,6 +91,11 @@ public:
     indexed_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts)
         : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers()),
           _inner(make_sstable_reader(s, _sst->read_handles(), std::move(permit), std::move(opts))) {}
+    indexed_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts,
+                   std::vector<located_partition> located)
+        : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers()),
+          _inner(make_located_sstable_reader(s, _sst->read_handles(), std::move(permit), std::move(opts),
+                                             std::move(located))) {}
 
     future<> fill_buffer() override { return fill_from(_inner); }
     future<> next_partition() override {
@@ -124,6 +129,19 @@ mutation_reader make_sstable_reader(shared_sstable sst, schema_ptr s, reader_per
     }
     return mutation_reader(
         std::make_unique<indexed_reader>(std::move(sst), std::move(s), std::move(permit), std::move(opts)));
+}
+
+mutation_reader make_located_sstable_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts,
+                                            std::vector<located_partition> located) {
+    if (!header_matches(*s, *sst->header())) {
+        auto written = schema_from_header(*sst->header(), s->keyspace(), s->table());
+        return make_upgrading_reader(mutation_reader(std::make_unique<indexed_reader>(
+                                         std::move(sst), std::move(written), std::move(permit), std::move(opts),
+                                         std::move(located))),
+                                     std::move(s));
+    }
+    return mutation_reader(std::make_unique<indexed_reader>(std::move(sst), std::move(s), std::move(permit),
+                                                            std::move(opts), std::move(located)));
 }
 
 mutation_reader make_sstable_full_scan_reader(shared_sstable sst, schema_ptr s) {

@@ -20,6 +20,11 @@ namespace reef::sstables {
 // sstables/sstable_reader.hh).
 mutation_reader make_sstable_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts);
 
+// A batch's reader of sst: make_located_sstable_reader over read_handles() (the partitions the batch located in sst,
+// with sst's index caches), holding sst as the reader above does.
+mutation_reader make_located_sstable_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts,
+                                            std::vector<located_partition> located);
+
 // Compaction's reader of sst: the whole sstable as whole partitions (no forwarding), streamed by the full-scan
 // reader over a Data.db file of its own, keys decorated by sst's partitioner.
 mutation_reader make_sstable_full_scan_reader(shared_sstable sst, schema_ptr s);

@@ -87,6 +87,20 @@ private:
     bool _stop_after_row = false;
 };
 
+// A located partition's bytes, read already, as a data source: the buffer from `at` on.
+class prefetched_source final : public data_source_impl {
+public:
+    explicit prefetched_source(temporary_buffer b) noexcept : _buf(std::move(b)) {}
+    future<temporary_buffer> get() override { return make_ready_future<temporary_buffer>(std::move(_buf)); }
+    future<temporary_buffer> skip(uint64_t n) override {
+        _buf.trim_front(std::min<uint64_t>(n, _buf.size()));
+        return get();
+    }
+
+private:
+    temporary_buffer _buf;
+};
+
 bool is_full(const clustering_ranges& slice) {
     return slice.size() == 1 && slice[0] == position_range::full();
 }
@@ -107,8 +121,9 @@ struct data_read {
 class sstable_reader final : public mutation_reader_impl {
 public:
     sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
-                   streamed_forwarding fwd, bypass_cache bypass, reader_permit permit)
-        : mutation_reader_impl(std::move(s)), _sstable(std::move(h)), _permit(std::move(permit)),
+                   streamed_forwarding fwd, bypass_cache bypass, reader_permit permit,
+                   std::vector<located_partition> located = {}, bool located_mode = false)
+        : mutation_reader_impl(std::move(s)), _located(std::move(located)), _located_mode(located_mode), _sstable(std::move(h)), _permit(std::move(permit)),
           _index_file_name(_sstable.components->desc.filename(component_type::index)),
           _caches(*_sstable.index_file, *_sstable.index_cache, bypass),
           _index(*_sstable.summary, _caches, _sstable.parse_page), _range(std::move(range)), _slice(std::move(slice)),
@@ -124,10 +139,11 @@ public:
         }
         while (!is_buffer_full() && !_end_of_stream) {
             if (!_read) {
-                if (_range_done) {
+                if (_range_done && !(_located_mode && _next_located < _located.size())) {
                     _end_of_stream = true;
                     break;
                 }
+                _range_done = false;
                 co_await open_range();
                 continue;
             }
@@ -170,6 +186,9 @@ public:
     }
 
     future<> fast_forward_to(const dht::partition_range& pr) override {
+        if (_located_mode) {
+            throw std::logic_error("fast_forward_to(partition_range) on a reader of located partitions");
+        }
         co_await close_range();
         _partition = partition_state::outside;
         _lookup.reset();
@@ -216,15 +235,23 @@ private:
 
     // Starts reading _range's byte range of Data.db, or marks the range done when it holds nothing.
     future<> open_range() {
-        if (_range.is_singular()) {
-            auto& key = _range.start()->position.key()->key();
-            if (!_sstable.components->filter.is_present(key.bytes())) {
-                _range_done = true;
-                co_return;
+        index::data_range dr;
+        if (_located_mode) {
+            // The batch probed the filter and found the entry: the range is the next located partition.
+            _loc = &_located[_next_located++];
+            _range = dht::partition_range::singular(_loc->entry.entry().key);
+            dr = _loc->range;
+        } else {
+            if (_range.is_singular()) {
+                auto& key = _range.start()->position.key()->key();
+                if (!_sstable.components->filter.is_present(key.bytes())) {
+                    _range_done = true;
+                    co_return;
+                }
             }
+            _permit.check_timeout(_index_file_name);
+            dr = co_await _index.range(_range);
         }
-        _permit.check_timeout(_index_file_name);
-        auto dr = co_await _index.range(_range);
         if (dr.start >= dr.end) {
             _range_done = true;
             co_return;
@@ -245,8 +272,13 @@ private:
     // the header; the partitions after it are read as usual. False, with nothing done, when that partition has no
     // promoted index (it is read from its start).
     future<bool> start_from_index(uint64_t position) {
-        _permit.check_timeout(_index_file_name);
-        auto first = co_await _index.first_entry(_range);
+        std::optional<index::entry_ref> first;
+        if (_loc) {
+            first = _loc->entry;
+        } else {
+            _permit.check_timeout(_index_file_name);
+            first = co_await _index.first_entry(_range);
+        }
         if (!first || first->entry().data_position != position) {
             co_return false;  // the index disagrees with itself: the ordinary path says where
         }
@@ -287,6 +319,16 @@ private:
     // The one place Data.db is opened: a source over [at, the range's end), whose next buffer starts at `at`.
     // first_read: the bytes its first read asks for. No source may be open.
     void open_source(uint64_t at, uint64_t first_read = 4096) {
+        if (_loc && !_loc->bytes.empty() && at >= _loc->range.start && at <= _loc->range.end) {
+            // Read with the batch's others: parsed from memory.
+            uint64_t from = at - _loc->range.start;
+            _read->src = data_source(std::make_unique<prefetched_source>(
+                _loc->bytes.share(from, std::min<uint64_t>(_loc->bytes.size() - from, _range_end - at))));
+            _read->src_next = at;
+            _read->buf = temporary_buffer();
+            _read->buf_start = at;
+            return;
+        }
         _read->src = make_permit_checked_source(make_data_source(_sstable.data, *_sstable.components, at, _range_end - at,
                                                                  integrity_check::no, first_read),
                                                 _permit, _sstable.data_file);
@@ -467,8 +509,13 @@ private:
     future<> look_up() {
         auto key = std::move(*_lookup);
         _lookup.reset();
-        _permit.check_timeout(_index_file_name);
-        auto e = co_await _index.find(key);
+        std::optional<index::entry_ref> e;
+        if (_loc && _loc->entry.entry().key == key) {
+            e = _loc->entry;
+        } else {
+            _permit.check_timeout(_index_file_name);
+            e = co_await _index.find(key);
+        }
         if (!e) {
             throw malformed_sstable_exception(_sstable.data_file, _partition_position,
                                               "a partition the index does not list (" + key.get_token().to_string() + ")");
@@ -482,8 +529,13 @@ private:
         auto pi = parse_promoted_index(entry.promoted_index, _sstable.components->desc.version, index_file,
                                        entry.promoted_index_position);
         if (pi) {
-            _permit.check_timeout(_index_file_name);
-            uint64_t end = co_await _index.next_position(*e);
+            uint64_t end = 0;
+            if (_loc && _loc->entry.entry().key == key) {
+                end = _loc->range.end;
+            } else {
+                _permit.check_timeout(_index_file_name);
+                end = co_await _index.next_position(*e);
+            }
             if (end <= _partition_position || end > _range_end) {
                 throw malformed_sstable_exception(index_file, entry.promoted_index_position,
                                                   "the next partition starts at " + std::to_string(end) +
@@ -616,6 +668,12 @@ private:
         }
     }
 
+    // A reader of located partitions: they, the next one to read and the one being read.
+    std::vector<located_partition> _located;
+    bool _located_mode = false;
+    size_t _next_located = 0;
+    const located_partition* _loc = nullptr;
+
     sstable_read_handles _sstable;  // the open sstable read
     reader_permit _permit;
     std::string _index_file_name;  // for timeouts before index lookups
@@ -646,6 +704,16 @@ private:
 };
 
 } // namespace
+
+mutation_reader make_located_sstable_reader(schema_ptr s, sstable_read_handles h, reader_permit permit,
+                                            read_options opts, std::vector<located_partition> located) {
+    if (opts.reversed() || opts.forwarding == streamed_forwarding::yes) {
+        throw std::invalid_argument("make_located_sstable_reader: forward reads without forwarding only");
+    }
+    return mutation_reader(std::make_unique<sstable_reader>(std::move(s), std::move(h), dht::partition_range::full(),
+                                                            std::move(opts.slice), opts.forwarding, opts.bypass,
+                                                            std::move(permit), std::move(located), true));
+}
 
 mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, reader_permit permit, read_options opts) {
     if (opts.reversed()) {

@@ -9,12 +9,14 @@
 #include "reader/read_options.hh"
 #include "reader/reader_permit.hh"
 #include "runtime/file.hh"
+#include "runtime/temporary_buffer.hh"
 #include "sstables/components.hh"
 #include "sstables/mx_fragments.hh"
 #include "sstables/serialization_header.hh"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace reef::sstables {
 
@@ -60,5 +62,21 @@ struct sstable_read_handles {
 // Data.db read (read_timeout_error naming the file; close() still releases everything), and the Data.db buffer the
 // parser holds is charged to it.
 mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, reader_permit permit, read_options opts);
+
+// One partition of a batch of single-partition reads, found before its reader runs (sstables/partition_batch.hh):
+// its Index.db entry (page pinned), its bytes in Data.db, and (not empty) exactly those bytes, read already.
+struct located_partition {
+    index::entry_ref entry;
+    index::data_range range;
+    temporary_buffer bytes;
+};
+
+// The partitions of `located` (in ring order, distinct), one after another, each as make_sstable_reader gives the
+// singular range of its key (opts.slice, forward, no forwarding: std::invalid_argument otherwise), without the
+// bloom filter probe or the index lookups, which the batch made (the promoted index comes from the entry); a
+// partition with its bytes is parsed from them, the others read from Data.db. opts.range is not looked at;
+// fast_forward_to(partition_range) throws std::logic_error.
+mutation_reader make_located_sstable_reader(schema_ptr s, sstable_read_handles h, reader_permit permit,
+                                            read_options opts, std::vector<located_partition> located);
 
 } // namespace reef::sstables

@@ -1,0 +1,185 @@
+// table::multi_get: a batch of single-partition reads over the memtables, the row cache and the sstables. See
+// table.hh.
+#include "db/memtable_reader.hh"
+#include "db/table.hh"
+#include "sstables/shared_sstable_readers.hh"
+
+#include <stdexcept>
+
+namespace reef {
+
+namespace {
+
+// Reads r's one partition (forward, whole) and closes r; nothing when r gives none.
+future<std::optional<mutation>> read_whole(mutation_reader r, schema_ptr s) {
+    mutation_partition_builder builder(std::move(s));
+    std::optional<mutation> out;
+    std::exception_ptr ex;
+    try {
+        while (auto f = co_await r()) {
+            if (auto m = builder.consume(*f)) {
+                out = std::move(m);
+            }
+        }
+    } catch (...) {
+        ex = std::current_exception();
+    }
+    co_await r.close();
+    if (ex) {
+        std::rethrow_exception(ex);
+    }
+    co_return out;
+}
+
+// Made outside any co_await expression (coroutine rule 2: read_options is built here).
+mutation_reader memtable_partition_reader(const std::shared_ptr<memtable>& mt, const schema_ptr& s,
+                                          const dht::decorated_key& k, const clustering_ranges& forward_slice) {
+    return make_memtable_reader(mt, s, {.range = dht::partition_range::singular(k), .slice = forward_slice});
+}
+
+mutation_reader located_reader(const sstables::shared_sstable& sst, const schema_ptr& s, reader_permit permit,
+                               const clustering_ranges& forward_slice, std::vector<sstables::located_partition> located) {
+    return sstables::make_located_sstable_reader(sst, s, std::move(permit), {.slice = forward_slice}, std::move(located));
+}
+
+void apply_into(std::optional<mutation>& slot, mutation m) {
+    if (slot) {
+        slot->apply(m);
+    } else {
+        slot = std::move(m);
+    }
+}
+
+} // namespace
+
+future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
+                                    const std::vector<dht::decorated_key>& keys, const clustering_ranges& forward_slice, reader_permit permit,
+                                    std::vector<std::optional<mutation>>& out, sstables::partition_batch_stats* stats) {
+    // Each key hashed once for every sstable's filter.
+    std::vector<sstables::bloom_filter::hash_type> hashes;
+    hashes.reserve(keys.size());
+    for (auto& k : keys) {
+        hashes.push_back(sstables::bloom_filter::hash_of(k.key().bytes()));
+    }
+    for (auto& sst : ssts) {
+        auto located = co_await sstables::locate_partitions(*sst, keys, hashes, permit, {}, stats);
+        if (located.keys.empty()) {
+            continue;
+        }
+        auto which = std::move(located.keys);
+        auto r = located_reader(sst, _schema, permit, forward_slice, std::move(located.partitions));
+        mutation_partition_builder builder(_schema);
+        size_t next = 0;
+        std::exception_ptr ex;
+        try {
+            while (auto f = co_await r()) {
+                auto m = builder.consume(*f);
+                if (!m) {
+                    continue;
+                }
+                while (next < which.size() && !(keys[which[next]] == m->decorated_key())) {
+                    ++next;
+                }
+                if (next == which.size()) {
+                    throw std::runtime_error(sst->desc().filename(sstables::component_type::data) +
+                                             ": a batch read returned a partition it did not locate");
+                }
+                apply_into(out[which[next++]], std::move(*m));
+            }
+        } catch (...) {
+            ex = std::current_exception();
+        }
+        co_await r.close();
+        if (ex) {
+            std::rethrow_exception(ex);
+        }
+    }
+}
+
+future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit permit, std::vector<dht::decorated_key> keys,
+                                                              clustering_ranges slice, read_order order,
+                                                              sstables::partition_batch_stats* stats) {
+    for (size_t i = 1; i < keys.size(); ++i) {
+        if (!(keys[i - 1] < keys[i])) {
+            throw std::invalid_argument("table::multi_get: keys not in ring order or not distinct (key " +
+                                        std::to_string(i) + ", token " + keys[i].get_token().to_string() + ")");
+        }
+    }
+    auto forward_slice = order == read_order::reversed ? reverse_ranges(slice) : std::move(slice);
+    // The sources present now, taken before anything suspends; the sstables' reader gates held (compaction closes
+    // and removes an sstable only after its readers).
+    std::vector<std::shared_ptr<memtable>> memtables;
+    if (!_active->empty()) {
+        memtables.push_back(_active);
+    }
+    for (auto& mt : _sealed) {
+        if (!mt->empty()) {
+            memtables.push_back(mt);
+        }
+    }
+    auto ssts = _sstables;
+    std::vector<gate::holder> holds;
+    holds.reserve(ssts.size());
+    for (auto& sst : ssts) {
+        holds.emplace_back(sst->readers());
+    }
+    row_cache* cache = _cache && !ssts.empty() ? _cache.get() : nullptr;
+    uint64_t phase = cache ? cache->phase() : 0;
+
+    // The row cache first: its hits (data, or known absent) are the sstables' part of those keys.
+    std::vector<std::optional<mutation>> out(keys.size());
+    std::vector<std::shared_ptr<memtable>> cached(keys.size());
+    std::vector<size_t> misses;
+    if (cache) {
+        for (size_t i = 0; i < keys.size(); ++i) {
+            auto r = cache->lookup(keys[i], forward_slice);
+            if (r.hit) {
+                cached[i] = std::move(r.data);
+            } else {
+                misses.push_back(i);
+            }
+        }
+    } else if (!ssts.empty()) {
+        for (size_t i = 0; i < keys.size(); ++i) {
+            misses.push_back(i);
+        }
+    }
+    if (!misses.empty()) {
+        std::vector<dht::decorated_key> miss_keys;
+        miss_keys.reserve(misses.size());
+        for (size_t i : misses) {
+            miss_keys.push_back(keys[i]);
+        }
+        std::vector<std::optional<mutation>> read(misses.size());
+        co_await read_sstables_batch(ssts, miss_keys, forward_slice, permit, read, stats);
+        for (size_t j = 0; j < misses.size(); ++j) {
+            if (!cache) {
+                out[misses[j]] = std::move(read[j]);
+                continue;
+            }
+            // As the cache's reader populates a miss: shadowed data dropped, then into the cache if its phase
+            // has not moved (else a private copy), and served from there.
+            if (read[j]) {
+                read[j]->partition().drop_shadowed();
+            }
+            cached[misses[j]] = cache->fill(keys[misses[j]], read[j] ? &*read[j] : nullptr, forward_slice, phase);
+        }
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (cached[i]) {
+            out[i] = co_await read_whole(memtable_partition_reader(cached[i], _schema, keys[i], forward_slice), _schema);
+        }
+        for (auto& mt : memtables) {
+            if (!mt->partitions().contains(keys[i])) {
+                continue;
+            }
+            auto m = co_await read_whole(memtable_partition_reader(mt, _schema, keys[i], forward_slice), _schema);
+            if (m) {
+                apply_into(out[i], std::move(*m));
+            }
+        }
+    }
+    co_return out;
+}
+
+} // namespace reef

@@ -1,0 +1,231 @@
+// The MultiGet experiment on Reef: one db::table of (k blob PRIMARY KEY, v blob), uncompressed, loaded by random
+// writes into memtables flushed to sstables of about 8.6 MB (no compaction: a flat set), read through the shard's
+// caches at RocksDB's block cache size. get: table::make_reader of the key's singular range (the path a
+// single-partition query takes) into a mutation; multiget_loop: table::multi_get of one key at a time;
+// multiget: table::multi_get of the whole batch (its keys in ring order, distinct).
+#include "test/perf/multiget_workload.hh"
+#include "test/perf/perf_util.hh"
+
+#include "cache/tracker.hh"
+#include "db/table.hh"
+#include "runtime/reactor.hh"
+
+#include <algorithm>
+#include <fmt/core.h>
+#include <numeric>
+
+namespace reef::perf {
+
+namespace {
+
+schema_ptr multiget_schema() {
+    table_options o;
+    o.compression = {{"enabled", "false"}};
+    return schema_builder("bench", "multiget")
+        .with_column("k", blob_type(), column_kind::partition_key)
+        .with_column("v", blob_type(), column_kind::regular_column)
+        .with_options(o)
+        .build();
+}
+
+dht::decorated_key decorated(uint64_t n) {
+    char b[mg::key_size];
+    mg::key_bytes(n, b);
+    return dht::decorated_key(partition_key(std::string(b, mg::key_size)));
+}
+
+clustering_ranges full_slice() {
+    return clustering_ranges{position_range::full()};
+}
+
+std::vector<dht::decorated_key> one_key(dht::decorated_key k) {
+    std::vector<dht::decorated_key> v;
+    v.push_back(std::move(k));
+    return v;
+}
+
+mutation_reader single_reader(table& t, const dht::decorated_key& k) {
+    return t.make_reader(reader_permit(), {.range = dht::partition_range::singular(k)});
+}
+
+// The single-partition read a query makes, into a mutation; whether the key was found.
+future<bool> get(table& t, const dht::decorated_key& k) {
+    auto r = single_reader(t, k);
+    mutation_partition_builder builder(t.schema());
+    std::optional<mutation> m;
+    while (auto f = co_await r()) {
+        if (auto done = builder.consume(*f)) {
+            m = std::move(done);
+        }
+    }
+    co_await r.close();
+    co_return m && !m->partition().rows().empty();
+}
+
+bool found_in(const std::optional<mutation>& m) {
+    return m && !m->partition().rows().empty();
+}
+
+// One batch through multi_get: keys in ring order, distinct; every key of the batch (duplicates too) counted.
+future<uint64_t> multi_get(table& t, const std::vector<uint64_t>& batch, const clustering_ranges& slice) {
+    std::vector<std::pair<dht::decorated_key, size_t>> order;
+    order.reserve(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+        order.emplace_back(decorated(batch[i]), i);
+    }
+    std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    std::vector<dht::decorated_key> keys;
+    std::vector<size_t> slot(batch.size());
+    for (auto& [k, i] : order) {
+        if (keys.empty() || !(keys.back() == k)) {
+            keys.push_back(k);
+        }
+        slot[i] = keys.size() - 1;
+    }
+    auto got = co_await t.multi_get(reader_permit(), std::move(keys), slice);
+    uint64_t found = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+        found += found_in(got[slot[i]]);
+    }
+    co_return found;
+}
+
+future<> load(table& t, const multiget_workload& wl, double& seconds) {
+    auto s = t.schema();
+    auto start = clock_type::now();
+    mg::rng r(1);
+    char value[mg::value_size];
+    for (uint64_t w = 1; w <= wl.keys; ++w) {
+        mg::value_bytes(w, value);
+        mutation m(s, decorated(wl.load_key(r)));
+        deletable_row row;
+        auto ts = write_time::timestamp_type(w);
+        row.marker = row_marker{ts};
+        row.cells.apply(0, atomic_cell::make_live(ts, std::string(value, mg::value_size)));
+        m.partition().apply_row(*s, clustering_key_prefix{}, row);
+        t.apply(m);
+        if (w % 1024 == 0) {
+            // The write path's back-pressure: at most one sealed memtable waiting for its flush.
+            co_await maybe_yield();
+            while (t.sealed_memtable_count() > 1) {
+                co_await sleep(std::chrono::milliseconds(1));
+            }
+        }
+    }
+    co_await t.flush();
+    seconds = seconds_since(start);
+}
+
+struct timing {
+    clock_type::time_point wall = clock_type::now();
+    double cpu = thread_cpu_seconds();
+    void finish(multiget_cell& c) const {
+        c.us_per_key = seconds_since(wall) * 1e6 / double(c.keys);
+        c.cpu_us_per_key = (thread_cpu_seconds() - cpu) * 1e6 / double(c.keys);
+    }
+};
+
+future<multiget_cell> measure(table& t, const std::vector<std::vector<uint64_t>>& batches, const std::string& method,
+                              uint64_t batch, uint64_t stride) {
+    multiget_cell c{method, batch, stride};
+    auto slice = full_slice();
+    for (auto& b : batches) {
+        c.keys += b.size();
+    }
+    timing tm;
+    if (method == "get") {
+        for (auto& b : batches) {
+            for (auto k : b) {
+                c.found += co_await get(t, decorated(k));
+            }
+        }
+    } else if (method == "multiget_loop") {
+        for (auto& b : batches) {
+            for (auto k : b) {
+                auto got = co_await t.multi_get(reader_permit(), one_key(decorated(k)), slice);
+                c.found += found_in(got.front());
+            }
+        }
+    } else {
+        for (auto& b : batches) {
+            c.found += co_await multi_get(t, b, slice);
+        }
+    }
+    tm.finish(c);
+    co_return c;
+}
+
+} // namespace
+
+multiget_run run_reef_multiget(const multiget_workload& wl, const std::string& directory, const runtime_config& cfg) {
+    multiget_run out;
+    out.engine = "reef";
+    runtime_config c = cfg;
+    c.smp = 1;
+    run(c, [&]() -> future<int> {
+        cache::shard_cache_tracker().lru().set_budget(size_t(wl.cache_mb) << 20);
+        table_config tc;
+        tc.directory = directory;
+        tc.memtable_flush_threshold = size_t(wl.reef_memtable_mb) << 20;
+        tc.enable_cache = wl.reef_row_cache;
+        table t(multiget_schema(), tc);
+        co_await t.start();
+        std::exception_ptr err;
+        try {
+            co_await load(t, wl, out.load_seconds);
+            uint64_t bytes = 0;
+            for (auto& sst : t.sstables()) {
+                bytes += sst->components().data_length();
+            }
+            out.notes.emplace_back("sstables", fmt::format("{}", t.sstable_count()));
+            out.notes.emplace_back("Data.db MB each", fmt::format("{:.1f}", double(bytes) / 1e6 / double(std::max<size_t>(1, t.sstable_count()))));
+            // Unmeasured: single gets of keys no cell reads (index pages, caches), at most 20000.
+            auto warm = wl.cell_batches(1, 0, 3);
+            warm.resize(std::min<size_t>(warm.size(), 20000));
+            co_await measure(t, warm, "get", 0, 0);
+            for (auto stride : wl.strides) {
+                for (auto batch : wl.batches) {
+                    for (unsigned m : wl.methods) {
+                        auto batches = wl.cell_batches(batch, stride, m);
+                        out.cells.push_back(co_await measure(t, batches, multiget_methods[m], batch, stride));
+                    }
+                }
+            }
+            auto& rs = cache::shard_cache_tracker().row_stats();
+            auto& is = cache::shard_cache_tracker().index_stats();
+            out.notes.emplace_back("row cache hits/misses", fmt::format("{}/{}", rs.hits, rs.misses));
+            out.notes.emplace_back("index page hits/misses", fmt::format("{}/{}", is.hits, is.misses));
+        } catch (...) {
+            err = std::current_exception();
+        }
+        co_await t.stop();
+        if (err) {
+            std::rethrow_exception(err);
+        }
+        co_return 0;
+    });
+    return out;
+}
+
+std::vector<std::vector<uint64_t>> multiget_workload::cell_batches(uint64_t batch, uint64_t stride,
+                                                                   unsigned method) const {
+    mg::rng r((batch * 1000003 + stride) * 4 + method + 7);
+    std::vector<std::vector<uint64_t>> out(std::max<uint64_t>(1, reads / batch));
+    for (auto& b : out) {
+        b.reserve(batch);
+        if (stride == 0) {
+            for (uint64_t i = 0; i < batch; ++i) {
+                b.push_back(r.next() % keys);
+            }
+            continue;
+        }
+        uint64_t span = batch * stride;
+        uint64_t start = span < keys ? r.next() % (keys - span) : 0;
+        for (uint64_t i = 0; i < batch; ++i) {
+            b.push_back((start + i * stride) % keys);
+        }
+    }
+    return out;
+}
+
+} // namespace reef::perf

@@ -1,0 +1,106 @@
+// multiget_workload: RocksDB's MultiGet experiment (its PR 5011; ../shared/benchmarks/multiget.md, db_bench's
+// fillrandom then multireadrandom), engine-neutral: the keys, the load, each cell's batches of keys, and what a run
+// of one engine measures.
+#pragma once
+
+#include "runtime/app.hh"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace reef::perf {
+
+namespace mg {
+
+inline constexpr size_t key_size = 16;
+inline constexpr size_t value_size = 100;
+
+// SplitMix64, the workload's one generator.
+struct rng {
+    uint64_t s;
+    explicit rng(uint64_t seed) noexcept : s(seed) {}
+    uint64_t next() noexcept {
+        s += 0x9E3779B97F4A7C15ull;
+        uint64_t z = s;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+};
+
+// Key n as db_bench makes it: 8 bytes big-endian, padded with '0' to 16.
+inline void key_bytes(uint64_t n, char* out) noexcept {
+    for (int i = 0; i < 8; ++i) {
+        out[i] = char(n >> (56 - 8 * i));
+    }
+    for (size_t i = 8; i < key_size; ++i) {
+        out[i] = '0';
+    }
+}
+
+// The value of the w-th write (1-based): 100 pseudo-random bytes.
+inline void value_bytes(uint64_t w, char* out) noexcept {
+    rng r(w);
+    for (size_t i = 0; i < value_size; i += 8) {
+        uint64_t v = r.next();
+        for (size_t j = 0; j < 8 && i + j < value_size; ++j) {
+            out[i + j] = char(v >> (8 * j));
+        }
+    }
+}
+
+} // namespace mg
+
+// The methods, in the order each cell runs them (cell_batches' `method`).
+inline const char* const multiget_methods[] = {"get", "multiget_loop", "multiget"};
+
+struct multiget_workload {
+    uint64_t keys = 2'000'000;   // db_bench's -num: the load writes this many random keys of [0, keys)
+    uint64_t reads = 200'000;    // keys read per cell (whole batches)
+    std::vector<uint64_t> batches = {1, 2, 4, 8, 16, 32};
+    std::vector<uint64_t> strides = {0, 16, 256, 4096};
+    uint64_t cache_mb = 40;      // RocksDB's block cache; Reef's shard cache budget (row cache and index caches)
+    uint64_t reef_memtable_mb = 40;  // Reef's flush threshold (occupancy), about 8.6 MB sstables
+    // Reef's row cache in front of its sstables (off: the cache budget holds only the index caches, as RocksDB's
+    // block cache holds blocks and its table readers the index).
+    bool reef_row_cache = false;
+    // The methods run (indexes into multiget_methods).
+    std::vector<unsigned> methods = {0, 1, 2};
+
+    // The key of the load's w-th write (1-based).
+    uint64_t load_key(mg::rng& r) const noexcept { return r.next() % keys; }
+    // The batches one method reads in one cell: reads / batch batches of `batch` keys, random (stride 0) or a random
+    // start and then `stride` apart, as db_bench's multireadrandom draws them. The same for every engine; each method
+    // (0: get, 1: multiget_loop, 2: multiget) its own, so that no method reads what another just brought into a
+    // cache.
+    std::vector<std::vector<uint64_t>> cell_batches(uint64_t batch, uint64_t stride, unsigned method) const;
+};
+
+// What one method measured on one cell.
+struct multiget_cell {
+    std::string method;  // get, multiget_loop, multiget
+    uint64_t batch = 0;
+    uint64_t stride = 0;
+    double us_per_key = 0;
+    double cpu_us_per_key = 0;
+    uint64_t keys = 0;
+    uint64_t found = 0;
+};
+
+struct multiget_run {
+    std::string engine;
+    double load_seconds = 0;
+    std::vector<multiget_cell> cells;
+    std::vector<std::pair<std::string, std::string>> notes;
+};
+
+// Each engine loads (fillrandom), settles and warms (one unmeasured pass of single gets over keys no cell reads),
+// then reads every cell (batch x stride) by each method, timed per method and cell. directory: empty, the engine's.
+multiget_run run_reef_multiget(const multiget_workload& wl, const std::string& directory, const runtime_config& cfg);
+bool have_rocksdb_multiget() noexcept;
+// Throws std::runtime_error when built without librocksdb-dev.
+multiget_run run_rocksdb_multiget(const multiget_workload& wl, const std::string& directory);
+
+} // namespace reef::perf

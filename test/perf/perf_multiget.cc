@@ -1,0 +1,253 @@
+// reef perf-multiget: RocksDB's MultiGet experiment (its PR 5011, issue 19, ../shared/benchmarks/multiget.md) on Reef
+// and RocksDB 7.8 in one run: 16-byte keys, 100-byte values, data in memory, batches of 1 to 32 keys at strides 0
+// (random), 16, 256 and 4096; µs per key for single gets, a multi-get loop without batching and the batched
+// multi-get, per engine; the found counts that prove both read the same keys; the targets (Reef's batching gain at
+// batch 32, stride 16, at least RocksDB's; Reef at or below RocksDB in every cell).
+#include "test/perf/multiget_workload.hh"
+#include "test/perf/perf.hh"
+#include "test/perf/perf_util.hh"
+
+#include "runtime/app_options.hh"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/core.h>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace reef::perf {
+
+namespace {
+
+std::vector<uint64_t> parse_list(const std::string& flag, const std::string& text, bool allow_zero) {
+    std::vector<uint64_t> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        size_t used = 0;
+        uint64_t v = 0;
+        try {
+            v = std::stoull(item, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (item.empty() || used != item.size() || (!allow_zero && v == 0)) {
+            throw std::invalid_argument(fmt::format("--{} '{}': expected a comma-separated list of {} integers", flag,
+                                                    text, allow_zero ? "non-negative" : "positive"));
+        }
+        out.push_back(v);
+    }
+    if (out.empty()) {
+        throw std::invalid_argument(fmt::format("--{}: empty", flag));
+    }
+    return out;
+}
+
+
+using cell_key = std::tuple<std::string, std::string, uint64_t, uint64_t>;  // engine, method, batch, stride
+
+void print_table(const multiget_workload& wl, const std::vector<multiget_run>& runs,
+                 const std::map<cell_key, const multiget_cell*>& cells, bool cpu) {
+    fmt::print("\n{} per key (µs){}\n", cpu ? "CPU time" : "wall time", cpu ? " (this thread's)" : "");
+    fmt::print("{:>6} {:<8} {:<14}", "stride", "engine", "method");
+    for (auto b : wl.batches) {
+        fmt::print(" {:>8}", fmt::format("batch {}", b));
+    }
+    fmt::print("\n");
+    for (auto stride : wl.strides) {
+        for (auto& r : runs) {
+            for (auto m : multiget_methods) {
+                fmt::print("{:>6} {:<8} {:<14}", stride, r.engine, m);
+                for (auto b : wl.batches) {
+                    auto it = cells.find({r.engine, m, b, stride});
+                    fmt::print(" {:>8.2f}", it == cells.end() ? 0.0 : cpu ? it->second->cpu_us_per_key : it->second->us_per_key);
+                }
+                fmt::print("\n");
+            }
+        }
+    }
+}
+
+} // namespace
+
+int perf_multiget_main(int argc, char** argv) {
+    program_options::options opts(
+        "reef perf-multiget",
+        "RocksDB's MultiGet experiment (../shared/benchmarks/multiget.md) on Reef (db::table: make_reader per key, "
+        "table::multi_get) and RocksDB 7.8 (Get, MultiGet unbatched and batched): µs per key per batch size and "
+        "stride, found counts both engines must agree on, and the issue's targets.");
+    runtime_options rt;
+    rt.add(opts);
+    multiget_workload wl;
+    std::string engine, data_dir, format, batches, strides, methods;
+    opts.add("engine", "reef, rocksdb or both", &engine, "both");
+    opts.add("keys", "N, random keys of [0, N) written by the load (db_bench's -num)", &wl.keys, uint64_t(2'000'000),
+             uint64_t(1));
+    opts.add("reads", "keys read per cell and method (whole batches)", &wl.reads, uint64_t(200'000), uint64_t(1));
+    opts.add("batches", "batch sizes, comma-separated", &batches, "1,2,4,8,16,32");
+    opts.add("strides", "strides, comma-separated (0: random keys)", &strides, "0,16,256,4096");
+    opts.add("methods", "methods, comma-separated (get, multiget_loop, multiget)", &methods,
+             "get,multiget_loop,multiget");
+    opts.add("cache-mb", "RocksDB's block cache and Reef's shard cache budget, MiB", &wl.cache_mb, uint64_t(40));
+    opts.add("reef-memtable-mb", "Reef's memtable flush threshold (occupancy), MiB: 40 writes sstables of about "
+             "8.6 MB", &wl.reef_memtable_mb, uint64_t(40), uint64_t(1));
+    opts.add("reef-row-cache", "Reef reads through its row cache (charged to the same budget as its index caches; "
+             "random reads of 16-byte keys rarely hit it, and each miss populates it)", &wl.reef_row_cache);
+    opts.add("data-directory", "where each engine's database goes (tmpfs by default: data in memory)", &data_dir,
+             "/dev/shm/reef-perf");
+    opts.add("output-format", "text, or json (one object per cell)", &format, "text");
+    int exit_status = 0;
+    auto parsed = parse_command_line("reef perf-multiget", opts, rt, argc, argv, exit_status);
+    if (!parsed) {
+        return exit_status;
+    }
+    std::vector<std::string> engines;
+    try {
+        wl.batches = parse_list("batches", batches, false);
+        wl.strides = parse_list("strides", strides, true);
+        wl.methods.clear();
+        std::stringstream ms(methods);
+        for (std::string m; std::getline(ms, m, ',');) {
+            auto it = std::find(std::begin(multiget_methods), std::end(multiget_methods), m);
+            if (it == std::end(multiget_methods)) {
+                throw std::invalid_argument(fmt::format("--methods '{}': expected get, multiget_loop or multiget", methods));
+            }
+            wl.methods.push_back(unsigned(it - std::begin(multiget_methods)));
+        }
+        if (engine == "reef" || engine == "both") {
+            engines.push_back("reef");
+        }
+        if (engine == "rocksdb" || engine == "both") {
+            engines.push_back("rocksdb");
+        }
+        if (engines.empty()) {
+            throw std::invalid_argument(fmt::format("--engine '{}': expected reef, rocksdb or both", engine));
+        }
+        if (format != "text" && format != "json") {
+            throw std::invalid_argument(fmt::format("--output-format '{}': expected text or json", format));
+        }
+        if (engine != "reef" && !have_rocksdb_multiget()) {
+            throw std::invalid_argument("--engine " + engine + ": built without librocksdb-dev (install it, run "
+                                        "./configure.py again, or use --engine reef)");
+        }
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "reef perf-multiget: {}\n", e.what());
+        return 2;
+    }
+    bool text = format == "text";
+    if (text) {
+        fmt::print("reef perf-multiget: {} random writes of 16-byte keys in [0, {}) with 100-byte values; {} keys "
+                   "per cell and method; cache {} MiB; data in {}\n",
+                   wl.keys, wl.keys, wl.reads, wl.cache_mb, data_dir);
+        std::fflush(stdout);
+    }
+    std::vector<multiget_run> runs;
+    for (auto& e : engines) {
+        auto dir = fmt::format("{}/perf-multiget-{}-{}", data_dir, ::getpid(), e);
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        try {
+            runs.push_back(e == "reef" ? run_reef_multiget(wl, dir, *parsed) : run_rocksdb_multiget(wl, dir));
+        } catch (const std::exception& ex) {
+            std::filesystem::remove_all(dir);
+            fmt::print(stderr, "reef perf-multiget: {} run failed: {}\n", e, ex.what());
+            return 1;
+        }
+        std::filesystem::remove_all(dir);
+        auto& r = runs.back();
+        if (text) {
+            std::string notes;
+            for (auto& [k, v] : r.notes) {
+                notes += fmt::format(", {} {}", k, v);
+            }
+            fmt::print("{}: load {:.1f} s{}\n", r.engine, r.load_seconds, notes);
+            std::fflush(stdout);
+        } else {
+            for (auto& c : r.cells) {
+                fmt::print("{{\"engine\": \"{}\", \"method\": \"{}\", \"batch\": {}, \"stride\": {}, \"us_per_key\": "
+                           "{:.3f}, \"cpu_us_per_key\": {:.3f}, \"keys\": {}, \"found\": {}}}\n",
+                           r.engine, c.method, c.batch, c.stride, c.us_per_key, c.cpu_us_per_key, c.keys, c.found);
+            }
+            std::fflush(stdout);
+        }
+    }
+    std::map<cell_key, const multiget_cell*> cells;
+    for (auto& r : runs) {
+        for (auto& c : r.cells) {
+            cells[{r.engine, c.method, c.batch, c.stride}] = &c;
+        }
+    }
+    // Both engines found the same keys of each cell and method.
+    int rc = 0;
+    for (auto stride : wl.strides) {
+        for (auto b : wl.batches) {
+            for (auto m : multiget_methods) {
+                if (!cells.count({runs.front().engine, m, b, stride})) {
+                    continue;
+                }
+                auto& first = *cells.at({runs.front().engine, m, b, stride});
+                for (auto& r : runs) {
+                    auto& c = *cells.at({r.engine, m, b, stride});
+                    if (c.found != first.found || c.keys != first.keys) {
+                        fmt::print(stderr, "reef perf-multiget: batch {} stride {} {}: {} found {} of {}, {} found "
+                                   "{} of {}\n", b, stride, m, r.engine, c.found, c.keys, runs.front().engine,
+                                   first.found, first.keys);
+                        rc = 1;
+                    }
+                }
+            }
+        }
+    }
+    if (!text) {
+        return rc;
+    }
+    print_table(wl, runs, cells, false);
+    print_table(wl, runs, cells, true);
+    auto gain = [&](const std::string& e, uint64_t b, uint64_t s) -> std::optional<double> {
+        auto g = cells.find({e, "get", b, s});
+        auto m = cells.find({e, "multiget", b, s});
+        if (g == cells.end() || m == cells.end()) {
+            return std::nullopt;
+        }
+        return m->second->us_per_key / g->second->us_per_key;
+    };
+    fmt::print("\nbatching gain (batched multiget µs/key over get µs/key; lower is better)\n");
+    for (auto stride : wl.strides) {
+        for (auto& r : runs) {
+            fmt::print("{:>6} {:<8} {:<14}", stride, r.engine, "");
+            for (auto b : wl.batches) {
+                fmt::print(" {:>8.2f}", gain(r.engine, b, stride).value_or(0));
+            }
+            fmt::print("\n");
+        }
+    }
+    if (runs.size() == 2) {
+        auto rg = gain("reef", 32, 16), kg = gain("rocksdb", 32, 16);
+        if (rg && kg) {
+            fmt::print("\ntarget 1, gain at batch 32 stride 16: reef {:.2f}, rocksdb {:.2f}: {}\n", *rg, *kg,
+                       *rg <= *kg ? "met" : "missed");
+        }
+        int worse = 0, total = 0;
+        std::string list;
+        for (auto& [k, c] : cells) {
+            if (std::get<0>(k) != "reef") {
+                continue;
+            }
+            auto other = cells.find({"rocksdb", std::get<1>(k), std::get<2>(k), std::get<3>(k)});
+            if (other == cells.end()) {
+                continue;
+            }
+            ++total;
+            if (c->us_per_key > other->second->us_per_key) {
+                ++worse;
+            }
+        }
+        fmt::print("target 2, reef at or below rocksdb (wall µs/key): {} of {} cells{}\n", total - worse, total,
+                   worse ? " (missed)" : " (met)");
+    }
+    return rc;
+}
+
+} // namespace reef::perf

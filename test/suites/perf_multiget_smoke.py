@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""reef perf-multiget at a tiny scale, both engines: every cell's found count (--output-format json) must equal this
+file's model of the workload (the load's random keys, then each cell's batches as multiget_workload::cell_batches
+draws them, each method its own keys), for every method of both engines, so that both provably read the same keys and found what was written.
+Reef's memtable threshold is small so that its reads merge several sstables and its memtable.
+Run by test.py with REEF_BUILD_DIR (build/<mode>)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+M64 = (1 << 64) - 1
+
+
+class SplitMix64:
+    def __init__(self, seed):
+        self.s = seed & M64
+
+    def next(self):
+        self.s = (self.s + 0x9E3779B97F4A7C15) & M64
+        z = self.s
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        return z ^ (z >> 31)
+
+
+def cell_batches(keys, reads, batch, stride, method):
+    rng = SplitMix64((batch * 1000003 + stride) * 4 + method + 7)
+    out = []
+    for _ in range(max(1, reads // batch)):
+        if stride == 0:
+            out.append([rng.next() % keys for _ in range(batch)])
+            continue
+        span = batch * stride
+        start = rng.next() % (keys - span) if span < keys else 0
+        out.append([(start + i * stride) % keys for i in range(batch)])
+    return out
+
+
+def main():
+    build = os.environ.get('REEF_BUILD_DIR', os.path.join(os.path.dirname(__file__), '..', '..', 'build', 'dev'))
+    reef = os.path.join(build, 'reef')
+    keys, reads, batches, strides = 6000, 320, [1, 4, 32], [0, 16, 256]
+    if os.environ.get('REEF_TEST_MODE') == 'debug':   # ASan
+        keys, reads = 2000, 96
+    rng = SplitMix64(1)
+    written = set(rng.next() % keys for _ in range(keys))
+    where = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else None
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix='reef-multiget-', dir=where) as data:
+        cmd = [reef, 'perf-multiget', '--engine', 'both', '--output-format', 'json', '--keys', str(keys),
+               '--reads', str(reads), '--batches', ','.join(map(str, batches)),
+               '--strides', ','.join(map(str, strides)), '--reef-memtable-mb', '1', '--cache-mb', '1',
+               '--data-directory', data]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        cells = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
+        if out.returncode != 0:
+            print(f'FAIL: {" ".join(cmd)} exited {out.returncode}\n{out.stdout}\n{out.stderr}')
+            return 1
+        want_cells = {(e, m, b, s) for e in ('reef', 'rocksdb') for m in ('get', 'multiget_loop', 'multiget')
+                      for b in batches for s in strides}
+        got_cells = {(c['engine'], c['method'], c['batch'], c['stride']) for c in cells}
+        if got_cells != want_cells:
+            print(f'FAIL: cells {sorted(got_cells ^ want_cells)} missing or extra')
+            failures += 1
+        for c in cells:
+            method = ('get', 'multiget_loop', 'multiget').index(c['method'])
+            bs = cell_batches(keys, reads, c['batch'], c['stride'], method)
+            want = sum(k in written for b in bs for k in b)
+            nkeys = sum(len(b) for b in bs)
+            ok = c['found'] == want and c['keys'] == nkeys and c['us_per_key'] > 0
+            failures += not ok
+            print(f'{c["engine"]:8} {c["method"]:14} batch {c["batch"]:3} stride {c["stride"]:4}: found '
+                  f'{c["found"]} of {c["keys"]} (model {want} of {nkeys}) {"ok" if ok else "FAIL"}')
+    print('perf_multiget_smoke:', 'FAILED' if failures else 'passed')
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -229,6 +229,11 @@ private:
             if (fname == "writetime" || fname == "ttl") {
                 sel.k = fname == "ttl" ? raw_selector::kind::ttl : raw_selector::kind::writetime;
                 sel.name = _ts.expect_name("a column");
+                if (_ts.accept_symbol('[')) {
+                    // An element's: writetime(s[1]), ttl(m['k']).
+                    sel.element = parse_term(_ts, st.ctx);
+                    _ts.expect_symbol(']');
+                }
                 _ts.expect_symbol(')');
                 return sel;
             }

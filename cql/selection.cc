@@ -3,6 +3,7 @@
 
 #include "cql/cql_error.hh"
 #include "cql/term_functions.hh"
+#include "mutation/counter.hh"
 #include "schema/value_format.hh"
 #include "utils/big_endian.hh"
 #include "utils/java_double_format.hh"
@@ -138,14 +139,19 @@ private:
 
 class writetime_ttl_selector final : public first_value_selector {
 public:
-    writetime_ttl_selector(const column_definition& c, bool ttl) : _c(c), _ttl(ttl) {
+    // max: MAXWRITETIME, the greatest timestamp of the column's cells (one bigint, collections too).
+    // element: of one element of a non-frozen set or map (its path).
+    writetime_ttl_selector(const column_definition& c, bool ttl, bool max = false,
+                           std::optional<bytes> element = std::nullopt, std::string element_text = "")
+        : _c(c), _ttl(ttl), _max(max), _element(std::move(element)) {
         if (c.is_primary_key()) {
             throw invalid_request(fmt::format("Cannot use selection function {} on PRIMARY KEY part {}",
-                                              ttl ? "ttl" : "writeTime", c.name));
+                                              ttl ? "ttl" : max ? "maxWriteTime" : "writeTime", c.name));
         }
-        _name = fmt::format("{}({})", ttl ? "ttl" : "writetime", c.name);
+        _name = fmt::format("{}({}{})", ttl ? "ttl" : max ? "maxwritetime" : "writetime", c.name,
+                            _element ? "[" + element_text + "]" : "");
         data_type one = ttl ? int32_type() : bigint_type();
-        _type = c.type->is_multi_cell() ? list_type(one, false) : one;
+        _type = c.type->is_multi_cell() && !max && !_element ? list_type(one, false) : one;
     }
 
 private:
@@ -159,9 +165,30 @@ private:
         return be_bytes<int32_t>(int32_t(std::max<int64_t>(0, int64_t(a.local_deletion_time()) - now)));
     }
     std::optional<bytes> compute(const row_view& r) const override {
+        if (_element) {
+            auto* cc = cell_of(r, _c);
+            auto* coll = cc ? std::get_if<collection_cells>(cc) : nullptr;
+            if (!coll) {
+                return std::nullopt;
+            }
+            auto cmp = _c.type->name_comparator();
+            for (auto& [path, a] : coll->cells) {
+                if (cmp->compare(path, *_element) == 0) {
+                    return a.is_live(r.now) ? one(a, r.now) : std::nullopt;
+                }
+            }
+            return std::nullopt;
+        }
         auto cells = live_cells_of(r, _c);
         if (cells.empty()) {
             return std::nullopt;
+        }
+        if (_max) {
+            int64_t best = cells[0]->timestamp();
+            for (auto* a : cells) {
+                best = std::max<int64_t>(best, a->timestamp());
+            }
+            return be_bytes<int64_t>(best);
         }
         if (!_c.type->is_multi_cell()) {
             return one(*cells[0], r.now);
@@ -183,6 +210,8 @@ private:
     }
     const column_definition& _c;
     bool _ttl;
+    bool _max;
+    std::optional<bytes> _element;
 };
 
 class token_selector final : public first_value_selector {
@@ -616,6 +645,14 @@ std::unique_ptr<selector> make_function(const schema& s, const raw_selector& r,
         }
         return std::make_unique<aggregate_selector>(f, std::move(arg));
     }
+    if (f == "maxwritetime") {
+        if (r.args.size() != 1 || r.args[0].k != raw_selector::kind::column) {
+            throw invalid_request("maxwritetime() takes one column");
+        }
+        auto& c = find_column(s, r.args[0].name);
+        read.push_back(&c);
+        return std::make_unique<writetime_ttl_selector>(c, false, true);
+    }
     std::vector<std::unique_ptr<selector>> args;
     std::string arg_names;
     for (auto& a : r.args) {
@@ -706,6 +743,26 @@ std::unique_ptr<selector> make_selector(const schema& s, const raw_selector& r, 
     case raw_selector::kind::ttl: {
         auto& c = find_column(s, r.name);
         read.push_back(&c);
+        if (r.element) {
+            auto t = c.type;
+            if (!t->is_multi_cell() || (t->kind() != type_kind::set && t->kind() != type_kind::map)) {
+                throw invalid_request(fmt::format("Element selection is only allowed on non-frozen sets and maps "
+                                                  "in {}, but {} is a {}",
+                                                  r.k == raw_selector::kind::ttl ? "TTL" : "WRITETIME", c.name,
+                                                  t->cql_name()));
+            }
+            auto spec = column_spec{s.keyspace(), s.table(), c.name, t};
+            auto key_spec = t->kind() == type_kind::map ? map_key_receiver(spec) : element_receiver(spec);
+            bind_specs specs{term_parse_context{}};
+            auto p = r.element->prepare(key_spec, specs);
+            if (!p->is_terminal()) {
+                throw invalid_request("element selection with a bind marker is not supported");
+            }
+            auto v = p->bind(query_options{});
+            return std::make_unique<writetime_ttl_selector>(c, r.k == raw_selector::kind::ttl, false,
+                                                            v.is_value() ? std::optional<bytes>(v.data) : std::nullopt,
+                                                            r.element->to_string());
+        }
         return std::make_unique<writetime_ttl_selector>(c, r.k == raw_selector::kind::ttl);
     }
     case raw_selector::kind::count_star: return std::make_unique<count_star_selector>();
@@ -885,6 +942,10 @@ std::optional<bytes> column_value(const row_view& r, const column_definition& c)
     if (auto* a = std::get_if<atomic_cell>(cc)) {
         if (!a->is_live(r.now)) {
             return std::nullopt;
+        }
+        if (c.type->is_counter()) {
+            // A counter's cell holds its shards (the counter context): the query sees their total.
+            return counter_query_value(a->value());
         }
         return to_bytes(a->value());
     }

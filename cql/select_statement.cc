@@ -118,7 +118,7 @@ private:
     }
 
     // The relation's values prepared against the receiver (a column or a tuple of them).
-    relation_values values_of(const raw_relation& r, const column_spec& receiver) {
+    relation_values values_of(const raw_select_relation& r, const column_spec& receiver) {
         relation_values v;
         v.in = r.op == "in";
         if (!v.in) {
@@ -147,7 +147,7 @@ private:
         return column_spec{_s->keyspace(), _s->table(), name + ")", tuple_type(types)};
     }
 
-    void token_relation(select_statement& st, const raw_relation& r) {
+    void token_relation(select_statement& st, const raw_select_relation& r) {
         auto& pk = _s->partition_key();
         bool in_order = r.columns.size() == pk.size();
         for (size_t i = 0; in_order && i < pk.size(); ++i) {
@@ -199,8 +199,8 @@ private:
     void where(select_statement& st) {
         auto& pk = _s->partition_key();
         std::vector<std::optional<relation_values>> pk_values(pk.size());
-        std::vector<const raw_relation*> pk_relations(pk.size());
-        std::vector<const raw_relation*> pk_other;
+        std::vector<const raw_select_relation*> pk_relations(pk.size());
+        std::vector<const raw_select_relation*> pk_other;
         bool has_token = false;
         bool needs_filtering = false;
         bool regular_restricted = false;
@@ -211,7 +211,7 @@ private:
             if (r.op == "like" || r.op == "is not") {
                 throw invalid_request(fmt::format("Unsupported restriction: {}", r.text));
             }
-            if (r.lhs == raw_relation::lhs_kind::token) {
+            if (r.lhs == raw_select_relation::lhs_kind::token) {
                 token_relation(st, r);
                 has_token = true;
                 continue;
@@ -220,7 +220,7 @@ private:
             for (auto& n : r.columns) {
                 cols.push_back(&column(n));
             }
-            if (r.lhs == raw_relation::lhs_kind::tuple) {
+            if (r.lhs == raw_select_relation::lhs_kind::tuple) {
                 for (auto* c : cols) {
                     if (c->kind != column_kind::clustering_key) {
                         throw invalid_request(fmt::format("Multi-column relations can only be applied to clustering "
@@ -321,7 +321,7 @@ private:
         st.static_only_rows = st.clustering.empty() && !regular_restricted;
     }
 
-    static restriction_op op_of(const raw_relation& r) {
+    static restriction_op op_of(const raw_select_relation& r) {
         if (r.op == "=") {
             return restriction_op::eq;
         }

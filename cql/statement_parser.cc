@@ -1,7 +1,9 @@
 #include "cql/statement_parser.hh"
 
 #include "cql/cql_error.hh"
+#include "cql/batch_statement.hh"
 #include "cql/ddl_statements.hh"
+#include "cql/modification_statement.hh"
 #include "cql/select_statement.hh"
 
 #include <fmt/core.h>
@@ -24,6 +26,10 @@ const statement_kind statement_kinds[] = {
     {"drop", parse_drop_statement},
     {"truncate", parse_truncate_statement},
     {"select", parse_select_statement},
+    {"insert", parse_insert_statement},
+    {"update", parse_update_statement},
+    {"delete", parse_delete_statement},
+    {"begin", parse_batch_statement},
 };
 
 } // namespace

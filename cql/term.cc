@@ -134,6 +134,11 @@ public:
             text = duration_designators(text);
         }
         try {
+            if (t->kind() == type_kind::time && _kind == constant_kind::string &&
+                std::count(text.begin(), text.end(), ':') < 2) {
+                // TimeSerializer wants hh:mm:ss[.fffffffff].
+                throw marshal_exception("time without seconds");
+            }
             bytes v;
             if (t->kind() == type_kind::text) {
                 v = to_bytes(text);

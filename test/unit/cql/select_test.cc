@@ -478,3 +478,39 @@ REEF_TEST_CASE(bad_paging_states_and_timeouts_are_errors) {
     };
     co_await with_cql(body);
 }
+
+// BYPASS CACHE reads the sstables without looking into or filling the row cache; without it the cache sees the read.
+REEF_TEST_CASE(bypass_cache_leaves_the_row_cache_alone) {
+    auto body = [&](sharded<database>& db, sharded<query_processor>& qp) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace());
+        auto s = co_await db.local().create_table(int_table_schema());
+        for (int k = 0; k < 20; ++k) {
+            mutation m(s, pkey(k));
+            m.partition().clustered_row(ck(1)).marker = row_marker{1};
+            co_await db.local().apply(std::move(m));
+        }
+        co_await db.local().flush("ks", "t");
+        auto id = s->id();
+        auto lookups = [&]() -> future<uint64_t> {
+            uint64_t n = 0;
+            for (shard_id sh = 0; sh < smp::count(); ++sh) {
+                auto one = [id](database& d) {
+                    auto& st = d.find_table(id)->cache()->stats();
+                    return st.hits + st.misses;
+                };
+                n += co_await db.invoke_on(sh, one);
+            }
+            co_return n;
+        };
+        auto before = co_await lookups();
+        auto bypassed = co_await run_paged(qp.local(), "SELECT * FROM ks.t WHERE pk IN (1, 2, 3) BYPASS CACHE", -1);
+        BOOST_REQUIRE_EQUAL(bypassed.size(), 3u);
+        auto scan = co_await run_paged(qp.local(), "SELECT * FROM ks.t BYPASS CACHE", 7);
+        BOOST_REQUIRE_EQUAL(scan.size(), 20u);
+        BOOST_REQUIRE_EQUAL(co_await lookups(), before);
+        auto cached = co_await run_paged(qp.local(), "SELECT * FROM ks.t WHERE pk IN (1, 2, 3)", -1);
+        BOOST_REQUIRE(cached == bypassed);
+        BOOST_REQUIRE_GT(co_await lookups(), before);
+    };
+    co_await with_cql(body);
+}

@@ -68,9 +68,7 @@ public:
         if (_raw.distinct) {
             check_distinct(sel);
         }
-        if (!_raw.group_by.empty()) {
-            throw invalid_request("GROUP BY is not supported");
-        }
+        st->group_by = group_by();
         st->allow_filtering = _raw.allow_filtering;
         st->bypass_cache = _raw.bypass_cache;
         st->timeout = _raw.timeout;
@@ -106,6 +104,28 @@ private:
                                                   _s->partition_key()[i].name));
             }
         }
+    }
+
+    // GROUP BY names a prefix of the primary key (partition key columns, then clustering columns, in order).
+    size_t group_by() {
+        std::vector<const column_definition*> key;
+        for (auto& c : _s->partition_key()) {
+            key.push_back(&c);
+        }
+        for (auto& c : _s->clustering_key()) {
+            key.push_back(&c);
+        }
+        for (size_t i = 0; i < _raw.group_by.size(); ++i) {
+            auto& c = column(_raw.group_by[i]);
+            if (i >= key.size() || key[i] != &c) {
+                throw invalid_request("Group by currently only support groups of columns following their declared "
+                                      "order in the PRIMARY KEY");
+            }
+        }
+        if (!_raw.group_by.empty() && _raw.group_by.size() < _s->partition_key().size()) {
+            throw invalid_request("Group by is not supported on only a part of the partition key");
+        }
+        return _raw.group_by.size();
     }
 
     const column_definition& column(const std::string& name) {

@@ -162,6 +162,8 @@ query_case random_query(const schema_ptr& s, const mutation_model& model, mutati
         filtering = true;
     }
     bool distinct = !ck_where && !v_filter && g.rnd(0, 5) == 0;
+    // count(*): every row (after PER PARTITION LIMIT) counted, LIMIT limiting the one result row.
+    bool count = !distinct && g.rnd(0, 5) == 0;
     auto& ck0 = s->clustering_key()[0];
     bool reversed = false;
     std::string order;
@@ -182,6 +184,8 @@ query_case random_query(const schema_ptr& s, const mutation_model& model, mutati
             select += ", " + c.name;
             cols.push_back(&c);
         }
+    } else if (count) {
+        select = "count(*)";
     } else if (g.rnd(0, 1)) {
         select = "*";
         cols.push_back(&s->partition_key()[0]);
@@ -266,7 +270,7 @@ query_case random_query(const schema_ptr& s, const mutation_model& model, mutati
                     continue;
                 }
             }
-            if (in_partition >= pplimit || q.expected.size() >= limit) {
+            if (in_partition >= pplimit || (!count && q.expected.size() >= limit)) {
                 break;
             }
             ++in_partition;
@@ -292,6 +296,14 @@ query_case random_query(const schema_ptr& s, const mutation_model& model, mutati
             }
             q.expected.push_back(std::move(out));
         }
+    }
+    if (count) {
+        auto n = int64_t(q.expected.size());
+        bytes b(8);
+        for (int i = 0; i < 8; ++i) {
+            b[i] = uint8_t(uint64_t(n) >> (56 - 8 * i));
+        }
+        q.expected = {{b}};
     }
     return q;
 }

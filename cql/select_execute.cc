@@ -312,7 +312,9 @@ private:
         }
         std::vector<bytes> ps_comps;
         if (ps) {
-            for (auto c : partition_key(std::string(to_string_view(ps->partition_key))).components(_s->partition_key().size())) {
+            // Named: the views point into it (a temporary in a range-for's expression dies first).
+            partition_key key(std::string(to_string_view(ps->partition_key)));
+            for (auto c : key.components(_s->partition_key().size())) {
                 ps_comps.push_back(to_bytes(c));
             }
         }

@@ -35,7 +35,9 @@ std::vector<bytes> relation_values::bind(const query_options& o, const std::stri
     }
     if (single) {
         // IN ?: a list.
-        for (auto e : split_collection(one(single))) {
+        // Named: a temporary inside a range-for's expression dies before the loop (until C++23).
+        auto list = one(single);
+        for (auto e : split_collection(list)) {
             out.emplace_back(e.begin(), e.end());
         }
         return out;

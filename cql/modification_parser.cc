@@ -96,10 +96,10 @@ void in_values(cql_token_stream& ts, term_parse_context& ctx, std::vector<raw_te
     }
 }
 
-void where_clause(cql_token_stream& ts, term_parse_context& ctx, std::vector<raw_relation>& out) {
+void where_clause(cql_token_stream& ts, term_parse_context& ctx, std::vector<raw_key_relation>& out) {
     ts.expect_keyword("where");
     do {
-        raw_relation r;
+        raw_key_relation r;
         if (ts.accept_symbol('(')) {
             r.tuple = true;
             do {

@@ -232,7 +232,7 @@ std::string tuple_name(const std::vector<const column_definition*>& cols) {
     return s + ")";
 }
 
-key_restriction prepare_relation(const schema& s, const raw_relation& r, bind_specs& specs, const char* stmt) {
+key_restriction prepare_relation(const schema& s, const raw_key_relation& r, bind_specs& specs, const char* stmt) {
     key_restriction k;
     k.tuple = r.tuple;
     for (auto& name : r.columns) {

@@ -20,7 +20,7 @@ enum class statement_type { insert, update, del };
 
 // A WHERE relation on key columns: `c = t`, `c IN (t, ...)`, `c IN ?`, `c > t` ... or the same over a tuple of
 // columns (`(c1, c2) >= (1, 2)`).
-struct raw_relation {
+struct raw_key_relation {
     std::vector<std::string> columns;
     bool tuple = false;
     // "=", "<", "<=", ">", ">=", "IN"; anything else (CONTAINS, !=) is refused at prepare.
@@ -90,7 +90,7 @@ public:
     std::vector<raw_operation> operations;
     // DELETE
     std::vector<raw_deletion> deletions;
-    std::vector<raw_relation> where;
+    std::vector<raw_key_relation> where;
     raw_attributes attrs;
     bool if_not_exists = false;
     bool if_exists = false;

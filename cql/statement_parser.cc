@@ -1,10 +1,11 @@
 #include "cql/statement_parser.hh"
 
 #include "cql/cql_error.hh"
-#include "cql/batch_statement.hh"
 #include "cql/ddl_statements.hh"
-#include "cql/modification_statement.hh"
+#include "cql/describe_statement.hh"
 #include "cql/select_statement.hh"
+#include "cql/batch_statement.hh"
+#include "cql/modification_statement.hh"
 
 #include <fmt/core.h>
 #include <utility>
@@ -25,6 +26,8 @@ const statement_kind statement_kinds[] = {
     {"alter", parse_alter_statement},
     {"drop", parse_drop_statement},
     {"truncate", parse_truncate_statement},
+    {"describe", parse_describe_statement},
+    {"desc", parse_describe_statement},
     {"select", parse_select_statement},
     {"insert", parse_insert_statement},
     {"update", parse_update_statement},
@@ -52,8 +55,12 @@ std::unique_ptr<raw_statement> parse_statement(std::string_view text) {
         }
         ts.fail("a statement");
     } catch (const cql_parse_error& e) {
-        // Cassandra's form: "line L:C <message>".
-        throw syntax_error(fmt::format("line {}:{} {}", e.line(), e.column() > 0 ? e.column() - 1 : 0, e.what()));
+        // Cassandra's form: "line L:C <message>" (the parser's own "line L, column C: " prefix dropped).
+        std::string message = e.what();
+        if (auto prefix = fmt::format("line {}, column {}: ", e.line(), e.column()); message.starts_with(prefix)) {
+            message.erase(0, prefix.size());
+        }
+        throw syntax_error(fmt::format("line {}:{} {}", e.line(), e.column() > 0 ? e.column() - 1 : 0, message));
     }
 }
 

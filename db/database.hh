@@ -5,6 +5,7 @@
 
 #include "commitlog/commitlog.hh"
 #include "commitlog/commitlog_config.hh"
+#include "db/dirty_memory_manager.hh"
 #include "db/schema_tables.hh"
 #include "db/table.hh"
 #include "mutation/mutation.hh"
@@ -13,6 +14,7 @@
 #include "runtime/condition_variable.hh"
 #include "runtime/future.hh"
 #include "runtime/gate.hh"
+#include "runtime/metrics.hh"
 #include "runtime/semaphore.hh"
 #include "runtime/sharded.hh"
 #include "schema/keyspace.hh"
@@ -59,10 +61,23 @@ struct database_config {
     // DROP TABLE, DROP KEYSPACE and TRUNCATE first hard-link the table's sstables into
     // snapshots/dropped-<millis>-<table> / truncated-<millis>-<table> (Cassandra's auto_snapshot).
     bool auto_snapshot = true;
-    size_t memtable_flush_threshold = 64 << 20;
-    // system.local.release_version: ScyllaDB's "3.0.8", so that Apache cqlsh does not send DESCRIBE to the
-    // server (it does for >= 4, and Reef has no server-side DESCRIBE yet; ../shared/notes/cql-clients.md).
-    std::string release_version = "3.0.8";
+    // The shard's dirty memory budget for the user tables' memtables (db/README.md, "Memory"): flushes start when
+    // the memtables not being flushed hold more than soft_limit_fraction of it (largest first), writes wait while
+    // all of them hold it. 0: half of the shard's share of the machine's memory (the node passes half of its
+    // --memory share, as ScyllaDB does).
+    size_t dirty_memory_hard_limit = 0;
+    double dirty_memory_soft_limit_fraction = dirty_memory_manager::default_soft_limit_fraction;
+    // The system tables' own budget, so that they never wait behind user writes (ScyllaDB's 10 MB).
+    size_t system_dirty_memory_hard_limit = 10 << 20;
+    // system.local.release_version: the Cassandra Reef answers like (../shared/cql-conformance was recorded from
+    // 5.0.9). Apache cqlsh sends DESCRIBE to the server when it is 4 or more, which cql/describe_statement.cc
+    // answers (below 4 it refuses to DESCRIBE at all; ../shared/notes/cql-clients.md, part E).
+    std::string release_version = "5.0.9";
+    // What system.local says of where the node listens (the node's listen_address, rpc_address and ports).
+    std::string listen_address = "127.0.0.1";
+    int32_t storage_port = 7000;
+    std::string rpc_address = "127.0.0.1";
+    int32_t native_transport_port = 9042;
     // Every shard's commitlog (commitlog_directory empty: <data_directory>/../commitlog). Its request_flush is
     // the database's own.
     commitlog::commitlog_config commitlog;
@@ -109,6 +124,9 @@ public:
     const replay_summary& last_replay() const noexcept { return _replay; }
     // This shard's commitlog (null before start).
     commitlog::commitlog* get_commitlog() noexcept { return _commitlog.get(); }
+    // This shard's dirty memory managers: the user tables' and the system tables'.
+    const dirty_memory_manager& dirty_memory() const noexcept { return *_dirty_memory; }
+    const dirty_memory_manager& system_dirty_memory() const noexcept { return *_system_dirty_memory; }
 
     // Schema changes, from any shard: decided on shard 0 (one at a time), written as one vector of mutations
     // through apply_schema_mutations, then applied on every shard. Refusals throw schema_change_error.
@@ -200,9 +218,14 @@ private:
     future<std::vector<mutation>> query_local(table_id id, dht::partition_range range, clustering_ranges slice,
                                               bool reversed);
     table_entry& entry_for_write(const table_id& id);
+    dirty_memory_manager& dirty_memory_for(const schema& s) noexcept;
 
     sharded<database>* _container;
     database_config _cfg;
+    // Before the tables: they release their memory into these when they die.
+    std::unique_ptr<dirty_memory_manager> _dirty_memory;
+    std::unique_ptr<dirty_memory_manager> _system_dirty_memory;
+    metrics::metric_groups _metrics;
     std::map<std::string, keyspace_definition> _keyspaces;
     std::map<std::pair<std::string, std::string>, data_type> _types;
     std::map<table_id, std::unique_ptr<table_entry>> _tables;
@@ -211,6 +234,8 @@ private:
     int64_t _last_schema_ts = 0;
     utils::uuid_bytes _host_id{};
     std::vector<std::string> _tokens;
+    // Seconds since the epoch at construction: system.local.gossip_generation.
+    int32_t _generation = 0;
     bool _started = false;
     std::unique_ptr<commitlog::commitlog> _commitlog;
     // The segments of the last run, found at start, replayed, and deleted once flushed.

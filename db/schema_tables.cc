@@ -140,6 +140,151 @@ schema_ptr build_local() {
     return b.build();
 }
 
+// Cassandra 5.0's SystemKeyspace.LegacyPeers: the other nodes (none: Reef is one node).
+schema_ptr build_peers() {
+    auto b = system_table(system_keyspace, "peers", "37f71aca7dc2383ba70672528af04d4f");
+    b.with_column("peer", inet_type(), column_kind::partition_key);
+    std::pair<const char*, data_type> cols[] = {
+        {"data_center", text_type()},     {"host_id", uuid_type()},         {"preferred_ip", inet_type()},
+        {"rack", text_type()},            {"release_version", text_type()}, {"rpc_address", inet_type()},
+        {"schema_version", uuid_type()},  {"tokens", set_type(text_type(), true)},
+    };
+    for (auto& [name, type] : cols) {
+        b.with_column(name, type, column_kind::regular_column);
+    }
+    return b.build();
+}
+
+// SystemKeyspace.PeersV2.
+schema_ptr build_peers_v2() {
+    auto b = system_table(system_keyspace, "peers_v2", "c4325fbb8e5e3bafbd070f9250ed818e");
+    b.with_column("peer", inet_type(), column_kind::partition_key);
+    b.with_column("peer_port", int32_type(), column_kind::clustering_key);
+    std::pair<const char*, data_type> cols[] = {
+        {"data_center", text_type()},    {"host_id", uuid_type()},          {"native_address", inet_type()},
+        {"native_port", int32_type()},   {"preferred_ip", inet_type()},     {"preferred_port", int32_type()},
+        {"rack", text_type()},           {"release_version", text_type()},  {"schema_version", uuid_type()},
+        {"tokens", set_type(text_type(), true)},
+    };
+    for (auto& [name, type] : cols) {
+        b.with_column(name, type, column_kind::regular_column);
+    }
+    return b.build();
+}
+
+// SchemaKeyspace.Functions, Aggregates, Triggers, Views, Indexes: kept empty (Reef has none of them), for the
+// drivers and cqlsh that read them.
+schema_ptr build_functions() {
+    return system_table(system_schema_keyspace, "functions", "96489b7980be3e14a70166a0b9159450")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("function_name", text_type(), column_kind::clustering_key)
+        .with_column("argument_types", frozen_text_list(), column_kind::clustering_key)
+        .with_column("argument_names", frozen_text_list(), column_kind::regular_column)
+        .with_column("body", text_type(), column_kind::regular_column)
+        .with_column("called_on_null_input", boolean_type(), column_kind::regular_column)
+        .with_column("language", text_type(), column_kind::regular_column)
+        .with_column("return_type", text_type(), column_kind::regular_column)
+        .build();
+}
+
+schema_ptr build_aggregates() {
+    return system_table(system_schema_keyspace, "aggregates", "924c55872e3a345bb10c12f37c1ba895")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("aggregate_name", text_type(), column_kind::clustering_key)
+        .with_column("argument_types", frozen_text_list(), column_kind::clustering_key)
+        .with_column("final_func", text_type(), column_kind::regular_column)
+        .with_column("initcond", text_type(), column_kind::regular_column)
+        .with_column("return_type", text_type(), column_kind::regular_column)
+        .with_column("state_func", text_type(), column_kind::regular_column)
+        .with_column("state_type", text_type(), column_kind::regular_column)
+        .build();
+}
+
+schema_ptr build_triggers() {
+    return system_table(system_schema_keyspace, "triggers", "4df70b666b05325195a132b54005fd48")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("table_name", text_type(), column_kind::clustering_key)
+        .with_column("trigger_name", text_type(), column_kind::clustering_key)
+        .with_column("options", frozen_text_map(), column_kind::regular_column)
+        .build();
+}
+
+schema_ptr build_views() {
+    auto b = system_table(system_schema_keyspace, "views", "9786ac1cdd583201a7cdad556410c985");
+    b.with_column("keyspace_name", text_type(), column_kind::partition_key);
+    b.with_column("view_name", text_type(), column_kind::clustering_key);
+    std::pair<const char*, data_type> cols[] = {
+        {"additional_write_policy", text_type()},
+        {"allow_auto_snapshot", boolean_type()},
+        {"base_table_id", uuid_type()},
+        {"base_table_name", text_type()},
+        {"bloom_filter_fp_chance", double_type()},
+        {"caching", frozen_text_map()},
+        {"cdc", boolean_type()},
+        {"comment", text_type()},
+        {"compaction", frozen_text_map()},
+        {"compression", frozen_text_map()},
+        {"crc_check_chance", double_type()},
+        {"dclocal_read_repair_chance", double_type()},
+        {"default_time_to_live", int32_type()},
+        {"extensions", map_type(text_type(), blob_type(), false)},
+        {"gc_grace_seconds", int32_type()},
+        {"id", uuid_type()},
+        {"include_all_columns", boolean_type()},
+        {"incremental_backups", boolean_type()},
+        {"max_index_interval", int32_type()},
+        {"memtable", text_type()},
+        {"memtable_flush_period_in_ms", int32_type()},
+        {"min_index_interval", int32_type()},
+        {"read_repair", text_type()},
+        {"read_repair_chance", double_type()},
+        {"speculative_retry", text_type()},
+        {"where_clause", text_type()},
+    };
+    for (auto& [name, type] : cols) {
+        b.with_column(name, type, column_kind::regular_column);
+    }
+    return b.build();
+}
+
+schema_ptr build_indexes() {
+    return system_table(system_schema_keyspace, "indexes", "0feb57ac311f382fba6d9024d305702f")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("table_name", text_type(), column_kind::clustering_key)
+        .with_column("index_name", text_type(), column_kind::clustering_key)
+        .with_column("kind", text_type(), column_kind::regular_column)
+        .with_column("options", frozen_text_map(), column_kind::regular_column)
+        .build();
+}
+
+// Cassandra's VirtualSchemaKeyspace: the virtual keyspaces, tables and columns (here, its own three tables).
+schema_ptr build_virtual_keyspaces() {
+    return system_table(system_virtual_schema_keyspace, "keyspaces", "8943287ab42b3f26a2b231a1a8cb2a9a")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .build();
+}
+
+schema_ptr build_virtual_tables() {
+    return system_table(system_virtual_schema_keyspace, "tables", "de8b29573de1357087936dcbce2e5d6e")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("table_name", text_type(), column_kind::clustering_key)
+        .with_column("comment", text_type(), column_kind::regular_column)
+        .build();
+}
+
+schema_ptr build_virtual_columns() {
+    return system_table(system_virtual_schema_keyspace, "columns", "d30576e902a937358dafab45e4980183")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("table_name", text_type(), column_kind::clustering_key)
+        .with_column("column_name", text_type(), column_kind::clustering_key)
+        .with_column("clustering_order", text_type(), column_kind::regular_column)
+        .with_column("column_name_bytes", blob_type(), column_kind::regular_column)
+        .with_column("kind", text_type(), column_kind::regular_column)
+        .with_column("position", int32_type(), column_kind::regular_column)
+        .with_column("type", text_type(), column_kind::regular_column)
+        .build();
+}
+
 bytes text(std::string_view s) { return to_bytes(s); }
 bytes boolean(bool v) { return bytes{uint8_t(v ? 1 : 0)}; }
 bytes int32(int32_t v) { return serialize_be<int32_t>(v); }
@@ -291,13 +436,46 @@ schema_ptr columns() { static const schema_ptr s = build_columns(); return s; }
 schema_ptr dropped_columns() { static const schema_ptr s = build_dropped_columns(); return s; }
 schema_ptr types() { static const schema_ptr s = build_types(); return s; }
 schema_ptr local() { static const schema_ptr s = build_local(); return s; }
+schema_ptr peers() { static const schema_ptr s = build_peers(); return s; }
+schema_ptr peers_v2() { static const schema_ptr s = build_peers_v2(); return s; }
+schema_ptr functions() { static const schema_ptr s = build_functions(); return s; }
+schema_ptr aggregates() { static const schema_ptr s = build_aggregates(); return s; }
+schema_ptr triggers() { static const schema_ptr s = build_triggers(); return s; }
+schema_ptr views() { static const schema_ptr s = build_views(); return s; }
+schema_ptr indexes() { static const schema_ptr s = build_indexes(); return s; }
+schema_ptr virtual_keyspaces() { static const schema_ptr s = build_virtual_keyspaces(); return s; }
+schema_ptr virtual_tables() { static const schema_ptr s = build_virtual_tables(); return s; }
+schema_ptr virtual_columns() { static const schema_ptr s = build_virtual_columns(); return s; }
 
 std::vector<schema_ptr> all_tables() {
-    return {keyspaces(), tables(), columns(), dropped_columns(), types(), local()};
+    return {keyspaces(), tables(), columns(), dropped_columns(), types(), local(), peers(), peers_v2(),
+            functions(), aggregates(), triggers(), views(), indexes(), virtual_keyspaces(), virtual_tables(),
+            virtual_columns()};
 }
 
 bool is_system_keyspace(std::string_view ks) {
-    return ks == system_schema_keyspace || ks == system_keyspace;
+    return ks == system_schema_keyspace || ks == system_keyspace || ks == system_virtual_schema_keyspace;
+}
+
+std::vector<mutation> virtual_schema_mutations(int64_t ts) {
+    std::string ks(system_virtual_schema_keyspace);
+    auto k = partition_of(virtual_keyspaces(), ks);
+    deletable_row marker;
+    marker.marker.timestamp = ts;
+    k.partition().apply_row(*virtual_keyspaces(), clustering_key_prefix(), marker);
+    auto t = partition_of(virtual_tables(), ks);
+    auto c = partition_of(virtual_columns(), ks);
+    for (auto& s : {virtual_keyspaces(), virtual_tables(), virtual_columns()}) {
+        row_writer(*virtual_tables(), ts).set("comment", text("")).write_to(t, {text(s->table())});
+        for (auto* col : s->columns_in_declaration_order()) {
+            write_column(c, *s, *col, ts);
+        }
+    }
+    std::vector<mutation> out;
+    out.push_back(std::move(k));
+    out.push_back(std::move(t));
+    out.push_back(std::move(c));
+    return out;
 }
 
 keyspace_definition normalized(keyspace_definition ks) {
@@ -652,14 +830,21 @@ mutation local_mutation(const local_info& info, int64_t ts) {
     auto m = partition_of(local(), "local");
     row_writer(*local(), ts)
         .set("bootstrapped", text("COMPLETED"))
+        .set("broadcast_address", inet_type()->from_string(info.listen_address))
+        .set("broadcast_port", int32(info.listen_port))
         .set("cluster_name", text(info.cluster_name))
         .set("cql_version", text("3.4.7"))
         .set("data_center", text(info.data_center))
+        .set("gossip_generation", int32(info.gossip_generation))
         .set("host_id", uuid(info.host_id))
+        .set("listen_address", inet_type()->from_string(info.listen_address))
+        .set("listen_port", int32(info.listen_port))
         .set("native_protocol_version", text("4"))
         .set("partitioner", text("org.apache.cassandra.dht.Murmur3Partitioner"))
         .set("rack", text(info.rack))
         .set("release_version", text(info.release_version))
+        .set("rpc_address", inet_type()->from_string(info.rpc_address))
+        .set("rpc_port", int32(info.rpc_port))
         .set("schema_version", uuid(info.schema_version))
         .write_to(m, {});
     // tokens: a non-frozen set<text>, its elements as cell paths; the old set is replaced (a collection tombstone

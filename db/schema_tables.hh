@@ -17,6 +17,7 @@ namespace reef::schema_tables {
 
 inline constexpr std::string_view system_schema_keyspace = "system_schema";
 inline constexpr std::string_view system_keyspace = "system";
+inline constexpr std::string_view system_virtual_schema_keyspace = "system_virtual_schema";
 
 // The tables, with Cassandra's ids (TableId.forSystemTable: name-based UUIDs), so their directories carry
 // Cassandra's names (system_schema/tables-afddfb9dbc1e30688056eed6c302ba09).
@@ -26,9 +27,27 @@ schema_ptr columns();
 schema_ptr dropped_columns();
 schema_ptr types();
 schema_ptr local();
-// The system_schema tables above, then system.local.
+// system.peers and system.peers_v2 (empty: one node).
+schema_ptr peers();
+schema_ptr peers_v2();
+// system_schema.functions, aggregates, triggers, views, indexes (empty: Reef has none).
+schema_ptr functions();
+schema_ptr aggregates();
+schema_ptr triggers();
+schema_ptr views();
+schema_ptr indexes();
+// system_virtual_schema.keyspaces, tables, columns: what drivers read of the virtual keyspaces; they describe
+// system_virtual_schema itself (virtual_schema_mutations).
+schema_ptr virtual_keyspaces();
+schema_ptr virtual_tables();
+schema_ptr virtual_columns();
+// Every system table above: the system_schema ones first.
 std::vector<schema_ptr> all_tables();
+// system, system_schema and system_virtual_schema: no statement changes them. Only the first two have rows in
+// system_schema (the virtual keyspace is described by its own tables, as in Cassandra).
 bool is_system_keyspace(std::string_view ks);
+// The rows of system_virtual_schema's tables.
+std::vector<mutation> virtual_schema_mutations(int64_t ts);
 
 // 'SimpleStrategy' -> 'org.apache.cassandra.locator.SimpleStrategy' (what Cassandra stores and shows).
 keyspace_definition normalized(keyspace_definition ks);
@@ -69,6 +88,14 @@ struct local_info {
     std::string release_version;
     std::string data_center = "datacenter1";
     std::string rack = "rack1";
+    // Where the node listens: for other nodes (listen_address, storage port) and for clients (rpc_address, the
+    // native transport port). IPv4 or IPv6 text.
+    std::string listen_address = "127.0.0.1";
+    int32_t listen_port = 7000;
+    std::string rpc_address = "127.0.0.1";
+    int32_t rpc_port = 9042;
+    // Seconds since the epoch of the node's start (gossip's generation).
+    int32_t gossip_generation = 0;
 };
 mutation local_mutation(const local_info& info, int64_t ts);
 // The host id and tokens of a system.local partition, if it holds a live row.

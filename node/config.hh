@@ -34,6 +34,10 @@ struct config {
     std::string rpc_address = "127.0.0.1";
     uint16_t native_transport_port = 9042;
     uint16_t native_shard_aware_transport_port = 19042;
+    // The largest CQL frame taken (ScyllaDB's default; Cassandra 4 has 16).
+    int64_t native_transport_max_frame_size_in_mb = 256;
+    // CQL requests a shard runs at once; one more is refused with ERROR overloaded (ScyllaDB's key).
+    int64_t max_concurrent_requests_per_shard = 10000;
     // Empty: rpc_address (ScyllaDB's rule); see effective_api_address().
     std::string api_address;
     uint16_t api_port = 10000;

@@ -1,20 +1,22 @@
 // The node's start-up, wait and drain. See node.hh for the contract.
 //
-// Each start-up step is logged with its duration, and only steps that happen are logged: the CQL server will add
-// its own (and its drain step) when it arrives.
+// Each start-up step is logged with its duration, and only steps that happen are logged.
 #include "node/node.hh"
 
 #include "cache/tracker.hh"
+#include "cql/query_processor.hh"
 #include "db/database.hh"
 #include "node/config.hh"
 #include "node/directory_lock.hh"
 #include "node/drain.hh"
+#include "node/systemd_notify.hh"
 #include "runtime/app_options.hh"
 #include "runtime/condition_variable.hh"
 #include "runtime/log.hh"
 #include "runtime/reactor.hh"
 #include "runtime/sharded.hh"
 #include "runtime/smp.hh"
+#include "transport/server.hh"
 
 #include <fmt/format.h>
 
@@ -72,6 +74,14 @@ database_config make_database_config(const node_state& st) {
     d.data_directory = dirs.front();
     d.cluster_name = st.cfg.cluster_name;
     d.auto_snapshot = st.cfg.auto_snapshot;
+    if (st.memory) {
+        // Memtables may hold half of each shard's share before writes wait (ScyllaDB's dirty memory threshold);
+        // without --memory the database takes half of the machine's share.
+        d.dirty_memory_hard_limit = st.memory / smp::count() / 2;
+    }
+    d.listen_address = st.cfg.listen_address;
+    d.rpc_address = st.cfg.rpc_address;
+    d.native_transport_port = st.cfg.native_transport_port;
     auto& c = d.commitlog;
     c.commitlog_directory = st.cfg.commitlog_dir();
     c.commitlog_sync = st.cfg.commitlog_sync == commitlog_sync_mode::batch ? commitlog::sync_mode::batch
@@ -134,6 +144,33 @@ future<> start_database(node_state& st, sharded<database>& db) {
     st.stop_steps.add("flush memtables", [&db] { return db.local().flush_all(); });
 }
 
+// Starts the query processors and the CQL servers on rpc_address: the plain port (least-loaded shard) and the
+// shard-aware one (client port % shards). Their drain step, registered last, runs first: no new connection or
+// request once the drain begins, the requests in flight answered. A port in use throws std::system_error naming
+// the address.
+future<> start_cql(node_state& st, sharded<database>& db, sharded<cql::query_processor>& qp,
+                   sharded<transport::cql_server>& server) {
+    auto step_start = clock_type::now();
+    cql::query_processor_config qcfg;
+    qcfg.read_request_timeout = std::chrono::milliseconds(st.cfg.read_request_timeout_in_ms);
+    qcfg.write_request_timeout = std::chrono::milliseconds(st.cfg.write_request_timeout_in_ms);
+    co_await qp.start(&db, &qp, qcfg);
+    transport::server_config scfg;
+    scfg.max_frame_size = uint32_t(st.cfg.native_transport_max_frame_size_in_mb) << 20;
+    scfg.max_concurrent_requests_per_shard = size_t(st.cfg.max_concurrent_requests_per_shard);
+    scfg.shard_aware_port = st.cfg.native_shard_aware_transport_port;
+    auto* qpp = &qp;
+    std::function<cql::query_handler&()> handler = [qpp]() -> cql::query_handler& { return qpp->local(); };
+    co_await server.start(&server, handler, scfg);
+    auto plain = server.local().listen(socket_address(st.cfg.rpc_address, st.cfg.native_transport_port),
+                                       transport::port_kind::least_loaded);
+    auto aware = server.local().listen(socket_address(st.cfg.rpc_address, st.cfg.native_shard_aware_transport_port),
+                                       transport::port_kind::shard_aware);
+    st.stop_steps.add("stop the CQL server", [&server] { return server.stop(); });
+    nlog.info("CQL server: listening on {} (least-loaded shard) and {} (shard-aware: client port % {}) in {:.1f} ms",
+              plain, aware, smp::count(), ms_since(step_start));
+}
+
 future<int> serve(node_state& st) {
     nlog.info("runtime: {} shards on {} in {:.1f} ms", smp::count(), to_string(current_io_backend()),
               ms_since(st.runtime_start));
@@ -161,6 +198,25 @@ future<int> serve(node_state& st) {
         co_await db.stop();
         std::rethrow_exception(failed_start);
     }
+    sharded<cql::query_processor> qp;
+    sharded<transport::cql_server> cql_server;
+    try {
+        co_await start_cql(st, db, qp, cql_server);
+    } catch (...) {
+        failed_start = std::current_exception();
+    }
+    if (failed_start) {
+        co_await cql_server.stop();
+        co_await qp.stop();
+        co_await st.stop_steps.run();
+        co_await db.stop();
+        try {
+            std::rethrow_exception(failed_start);
+        } catch (const std::exception& e) {
+            nlog.error("cannot start the CQL server: {}", e.what());
+        }
+        co_return 1;
+    }
     engine().handle_signal(SIGTERM, [&st] { on_stop_signal(st, SIGTERM); });
     engine().handle_signal(SIGINT, [&st] { on_stop_signal(st, SIGINT); });
     if (st.test_drain_delay_ms > 0) {
@@ -171,9 +227,13 @@ future<int> serve(node_state& st) {
     nlog.info("ready: reef {} pid {} with {} shards, data in {}, commitlog in {} (start-up took {:.1f} ms)",
               st.version, ::getpid(), smp::count(), fmt::join(st.cfg.data_directories(), ", "),
               st.cfg.commitlog_dir(), ms_since(st.process_start));
+    systemd_notify("READY=1\nSTATUS=serving");
     co_await st.stop_requested.wait([&st] { return st.signals_seen > 0; });
+    systemd_notify("STOPPING=1\nSTATUS=draining");
     auto drain_start = clock_type::now();
     size_t failed = co_await st.stop_steps.run();
+    co_await cql_server.stop();
+    co_await qp.stop();
     co_await db.stop();
     if (failed) {
         nlog.error("drain finished in {:.1f} ms with {} failed steps", ms_since(drain_start), failed);

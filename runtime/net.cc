@@ -469,6 +469,18 @@ future<> connected_socket::close() {
     }
 }
 
+int connected_socket::release_fd() {
+    if (!*this) {
+        internal::throw_errno(EBADF, "release_fd: the socket is closed");
+    }
+    if (_s->busy()) {
+        throw std::logic_error("connected_socket::release_fd() while an operation is in flight");
+    }
+    int fd = std::exchange(_s->fd, -1);
+    _s.reset();
+    return fd;
+}
+
 void connected_socket::set_nodelay(bool on) {
     if (!*this) {
         internal::throw_errno(EBADF, "set_nodelay: the socket is closed");

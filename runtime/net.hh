@@ -94,6 +94,11 @@ public:
     // to finish, then closes the fd. Idempotent.
     future<> close();
 
+    // Gives up the fd, which the caller then owns: how a connection accepted on one shard moves to another, which
+    // adopts it with connected_socket(fd, remote). Throws std::logic_error while an operation is in flight, and
+    // std::system_error (EBADF) when the socket is closed.
+    int release_fd();
+
     // TCP_NODELAY; on by default for sockets made by connect() and accept().
     void set_nodelay(bool on);
     void set_keepalive(bool on);

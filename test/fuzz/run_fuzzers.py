@@ -32,6 +32,7 @@ RUNS = [
     ('fuzz_data', 'scylla_collections'),
     ('fuzz_data', 'scylla_range_tombstones_simple'),
     ('fuzz_data', 'scylla_filtering_and_forwarding'),
+    ('fuzz_cql_frame', None),
 ]
 
 
@@ -62,7 +63,10 @@ def write_seeds(target, dataset, out):
         with open(os.path.join(out, f'seed{n:04d}'), 'wb') as f:
             f.write(data)
         n += 1
-    if target == 'fuzz_statistics':
+    if target == 'fuzz_cql_frame':
+        for data in cql_frame_seeds():
+            seed(data)
+    elif target == 'fuzz_statistics':
         for ds in sorted(os.listdir(CORPUS)):
             if not os.path.isdir(os.path.join(CORPUS, ds)):
                 continue
@@ -82,6 +86,37 @@ def write_seeds(target, dataset, out):
             for chunk_byte in (0, 3, 200):   # 1-byte, 4-byte and 6400-byte buffers
                 seed(bytes([chunk_byte]) + body)
     return n
+
+
+def cql_frame(op, stream, body, flags=0):
+    return bytes([4, flags]) + stream.to_bytes(2, 'big', signed=True) + bytes([op]) + len(body).to_bytes(4, 'big') + body
+
+
+def cql_frame_seeds():
+    """Streams of CQL request frames (fuzz_cql_frame's input): every request opcode, with and without flags."""
+    def string(s):
+        return len(s).to_bytes(2, 'big') + s.encode()
+
+    def long_string(s):
+        return len(s).to_bytes(4, 'big') + s.encode()
+    startup = (2).to_bytes(2, 'big') + string('CQL_VERSION') + string('3.0.0') + string('COMPRESSION') + string('lz4')
+    register = (1).to_bytes(2, 'big') + string('SCHEMA_CHANGE')
+    options = (b'\x00\x01' + bytes([0x3f]) + (1).to_bytes(2, 'big') + (4).to_bytes(4, 'big') + b'\x00\x00\x00\x01'
+               + (100).to_bytes(4, 'big') + (2).to_bytes(4, 'big') + b'\x01\x02' + b'\x00\x08' + (42).to_bytes(8, 'big'))
+    query = long_string('SELECT * FROM ks.t WHERE pk = ?') + options
+    execute = (16).to_bytes(2, 'big') + bytes(16) + options
+    batch = (b'\x01' + (2).to_bytes(2, 'big') + b'\x00' + long_string('INSERT INTO t (a) VALUES (?)')
+             + (1).to_bytes(2, 'big') + (1).to_bytes(4, 'big') + b'\x07' + b'\x01' + (16).to_bytes(2, 'big') + bytes(16)
+             + (0).to_bytes(2, 'big') + b'\x00\x04' + b'\x20' + (5).to_bytes(8, 'big'))
+    payload = (1).to_bytes(2, 'big') + string('k') + (1).to_bytes(4, 'big') + b'\x09'
+    return [
+        cql_frame(5, 0, b'') + cql_frame(1, 1, startup) + cql_frame(11, 2, register),
+        cql_frame(7, 3, query) + cql_frame(9, 4, long_string('SELECT 1')) + cql_frame(10, 5, execute),
+        cql_frame(13, 6, batch),
+        cql_frame(7, 7, payload + query, 0x04 | 0x02),
+        cql_frame(7, 8, query[:20]) + cql_frame(0x33, 9, b'xyz') + cql_frame(7, 10, query),
+        bytes([3, 0, 0, 1, 5, 0, 0, 0, 0]),
+    ]
 
 
 def fuzz_env(dataset):

@@ -2,7 +2,9 @@
 """The node as a process: `reef --workdir DIR --smp 2` with a configuration file of free ports starts the database
 (sstables loaded, commitlog replayed) and logs "ready"; a second node on the same directory is refused naming the
 directory and the first node's pid; SIGTERM drains (memtables flushed, commitlog closed: no segment left) and
-exits 0, and the next start loads the flushed sstables; with a slow drain step (the hidden --test-drain-delay-ms) a
+exits 0, and the next start loads the flushed sstables; the CQL server listens on both ports (OPTIONS answers
+SUPPORTED with the shard keys; on the shard-aware port, shard = client port % shards), stops first in the drain,
+and a CQL port in use stops start-up naming it; with a slow drain step (the hidden --test-drain-delay-ms) a
 second SIGINT exits at once with 128 + SIGINT; a bad value in the file stops start-up naming the key, file and
 line. Also `reef --version`. Run by test.py with REEF_BUILD_DIR (build/<mode>); every node started is stopped by
 its pid in a finally."""
@@ -73,9 +75,40 @@ class node:
         self.log.close()
 
 
+def cql_options(port, local_port=0):
+    """OPTIONS on a raw socket (from local_port if not 0); returns the SUPPORTED frame's [string multimap]."""
+    with socket.create_connection(('127.0.0.1', port), timeout=10, source_address=('127.0.0.1', local_port)) as s:
+        s.sendall(bytes([4, 0, 0, 1, 5, 0, 0, 0, 0]))
+        data = b''
+        while len(data) < 9 or len(data) < 9 + int.from_bytes(data[5:9], 'big'):
+            chunk = s.recv(65536)
+            check(chunk, 'the CQL server closed the connection')
+            data += chunk
+    check(data[0] == 0x84 and data[4] == 0x06, f'OPTIONS answered {data[:9]!r}')
+    body, pos = data[9:], 0
+
+    def short():
+        nonlocal pos
+        pos += 2
+        return int.from_bytes(body[pos - 2:pos], 'big')
+
+    def string():
+        nonlocal pos
+        n = short()
+        pos += n
+        return body[pos - n:pos].decode()
+    out = {}
+    for _ in range(short()):
+        k = string()
+        out[k] = [string() for _ in range(short())]
+    return out
+
+
 def main():
     out = subprocess.run([REEF, '--version'], capture_output=True, text=True, timeout=30)
-    check(out.returncode == 0 and out.stdout.startswith('reef ') and '(commit ' in out.stdout,
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'VERSION')) as f:
+        release = f.read().strip()
+    check(out.returncode == 0 and out.stdout.startswith(f'reef {release} (commit '),
           f'reef --version: {out.returncode} {out.stdout!r} {out.stderr!r}')
     print(out.stdout.strip())
     out = subprocess.run([REEF, 'server', '--help'], capture_output=True, text=True, timeout=30)
@@ -102,8 +135,25 @@ def main():
             text = first.text()
             for step in ('config: read ' + cfg, 'directories locked: ', 'runtime: 2 shards',
                          'memory: 256 MiB per shard, cache budget 128 MiB per shard',
-                         'commitlog replay: 0 segments', 'database: '):
+                         'commitlog replay: 0 segments', 'database: ',
+                         f'CQL server: listening on 127.0.0.1:{ports[0]} (least-loaded shard) and '
+                         f'127.0.0.1:{ports[1]} (shard-aware'):
                 check(step in text, f'start-up step {step!r} not logged:\n{text}')
+            supported = cql_options(ports[0])
+            check(supported.get('SCYLLA_NR_SHARDS') == ['2'] and supported.get('SCYLLA_SHARD_AWARE_PORT') ==
+                  [str(ports[1])] and 'lz4' in supported.get('COMPRESSION', []), f'SUPPORTED: {supported}')
+            # The shard-aware port: shard = client port % shards, as shard-aware drivers bind it.
+            routed = 0
+            for local in range(50000, 50100):
+                try:
+                    shard = cql_options(ports[1], local)['SCYLLA_SHARD']
+                except OSError:
+                    continue  # that local port is taken
+                check(shard == [str(local % 2)], f'client port {local} landed on shard {shard}')
+                routed += 1
+                if routed == 4:
+                    break
+            check(routed == 4, f'only {routed} client ports could be bound')
 
             second = node(tmp, args, 'second')
             nodes.append(second)
@@ -119,8 +169,10 @@ def main():
             text = first.text()
             check(rc == 0, f'SIGTERM: exit code {rc}:\n{text}')
             check('received SIGTERM: draining' in text and 'drain finished' in text, f'no drain logged:\n{text}')
-            for step in ('draining: flush memtables', 'draining: close the commitlog'):
+            for step in ('draining: stop the CQL server', 'draining: flush memtables', 'draining: close the commitlog'):
                 check(step in text, f'drain step {step!r} not logged:\n{text}')
+            check(text.index('draining: stop the CQL server') < text.index('draining: flush memtables'),
+                  f'the CQL server is not the first to stop:\n{text}')
             # A clean stop leaves nothing to replay: every segment was discarded and deleted.
             segments = [n for n in os.listdir(os.path.join(work, 'commitlog')) if n.startswith('CommitLog-')]
             check(not segments, f'commitlog segments left after SIGTERM: {segments}')
@@ -143,6 +195,22 @@ def main():
             check(rc == 128 + signal.SIGINT, f'second SIGINT: exit code {rc}:\n{text}')
             check('received SIGINT again while draining' in text, f'second signal not logged:\n{text}')
             print(f'second SIGINT to exit: {time.monotonic() - start:.2f} s')
+
+            # A CQL port in use: start-up stops with one line naming the address.
+            # (A port of its own: a closed connection's TIME-WAIT may hold one the nodes used.)
+            holder = socket.socket()
+            holder.bind(('127.0.0.1', 0))
+            holder.listen()
+            held = holder.getsockname()[1]
+            try:
+                busy = node(tmp, args + ['--native-transport-port', str(held)], 'busy')
+                nodes.append(busy)
+                rc = busy.wait_exit(START_TIMEOUT)
+                text = busy.text()
+                check(rc == 1 and f'cannot start the CQL server: bind to 127.0.0.1:{held}: Address already in use'
+                      in text, f'a CQL port in use: exit code {rc}:\n{text}')
+            finally:
+                holder.close()
 
             bad_cfg = os.path.join(tmp, 'bad.yaml')
             with open(bad_cfg, 'w') as f:

@@ -6,6 +6,7 @@
 #include "cql/statement_parser.hh"
 #include "db/database.hh"
 #include "runtime/smp.hh"
+#include "test/lib/cql_env.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/tmpdir.hh"
 #include "utils/json_reader.hh"
@@ -25,96 +26,6 @@ using namespace reef::cql;
 using namespace reef::testing;
 
 namespace {
-
-// What a statement returned, in the conformance files' words: "schema_change CREATED TABLE ks t", "void",
-// "set_keyspace ks", "rows", or "error <class>".
-std::string outcome_of(const result_message& r) {
-    if (std::holds_alternative<void_result>(r)) {
-        return "void";
-    }
-    if (auto* sk = std::get_if<set_keyspace_result>(&r)) {
-        return "set_keyspace " + sk->keyspace;
-    }
-    if (auto* sc = std::get_if<schema_change>(&r)) {
-        static const char* changes[] = {"CREATED", "UPDATED", "DROPPED"};
-        static const char* targets[] = {"KEYSPACE", "TABLE", "TYPE", "FUNCTION", "AGGREGATE"};
-        auto s = fmt::format("schema_change {} {} {}", changes[int(sc->change)], targets[int(sc->target)], sc->keyspace);
-        return sc->name.empty() ? s : s + " " + sc->name;
-    }
-    return "rows";
-}
-
-std::string error_class(error_code c) {
-    switch (c) {
-    case error_code::syntax_error: return "syntax_error";
-    case error_code::invalid: return "invalid";
-    case error_code::already_exists: return "already_exists";
-    case error_code::config_error: return "config_error";
-    case error_code::unauthorized: return "unauthorized";
-    case error_code::server_error: return "server_error";
-    default: return fmt::format("code {:#x}", int(c));
-    }
-}
-
-// A started database and query processor on every shard; statements run from any shard with their own
-// client_state (a connection there).
-class cql_env {
-public:
-    explicit cql_env(const tmpdir& dir) {
-        _cfg.data_directory = dir.path() + "/data";
-        _cfg.auto_snapshot = false;
-    }
-    future<> start() {
-        co_await _db.start(&_db, _cfg);
-        co_await _db.local().start();
-        co_await _qp.start(&_db, &_qp, query_processor_config{});
-    }
-    future<> stop() {
-        co_await _qp.stop();
-        co_await _db.stop();
-    }
-    sharded<database>& db() { return _db; }
-    sharded<query_processor>& qp() { return _qp; }
-
-    // parse_statement -> prepare -> execute of `text` on `shard`, as a connection there whose keyspace (USE) is
-    // `state`. Returns the outcome (see outcome_of) or "error <class>".
-    future<std::string> run(std::string text, shard_id shard, client_state& state) {
-        auto one = [&text, &state](query_processor& qp) -> future<std::string> {
-            try {
-                auto raw = parse_statement(text);
-                auto st = raw->prepare(qp.db(), state.keyspace);
-                auto r = co_await st->execute(qp, state, query_options{});
-                co_return outcome_of(r);
-            } catch (const cql_error& e) {
-                BOOST_TEST_MESSAGE(text << " -> " << e.what());
-                co_return "error " + error_class(e.code());
-            }
-        };
-        co_return co_await _qp.invoke_on(shard, one);
-    }
-
-private:
-    database_config _cfg;
-    sharded<database> _db;
-    sharded<query_processor> _qp;
-};
-
-template <typename Body>
-future<> with_cql(Body body) {
-    tmpdir dir;
-    cql_env env(dir);
-    co_await env.start();
-    std::exception_ptr err;
-    try {
-        co_await body(env);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await env.stop();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-}
 
 std::optional<std::filesystem::path> conformance_cases() {
     namespace fs = std::filesystem;

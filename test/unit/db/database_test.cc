@@ -33,10 +33,11 @@ keyspace_definition simple_keyspace(std::string name) {
     return keyspace_definition{std::move(name), {{"class", "SimpleStrategy"}, {"replication_factor", "1"}}, true};
 }
 
-database_config config_in(const tmpdir& dir, size_t flush_threshold = 64 << 20) {
+// dirty_limit: each shard's dirty memory hard limit (flushes start at 60% of it).
+database_config config_in(const tmpdir& dir, size_t dirty_limit = 64 << 20) {
     database_config cfg;
     cfg.data_directory = dir.path() + "/data";
-    cfg.memtable_flush_threshold = flush_threshold;
+    cfg.dirty_memory_hard_limit = dirty_limit;
     return cfg;
 }
 
@@ -585,7 +586,7 @@ REEF_TEST_CASE(system_local_identity_survives_restarts) {
         tokens.push_back(text_of(r.collections.at("tokens")[0].first));
         // The system keyspaces are described in system_schema too (cqlsh reads them).
         auto sys = co_await schema_rows(db.local(), schema_tables::tables(), "system_schema");
-        BOOST_REQUIRE_EQUAL(sys.size(), 5u);
+        BOOST_REQUIRE_EQUAL(sys.size(), 10u);
     };
     co_await with_database(config_in(dir), first);
     auto second = [&](sharded<database>& db) -> future<> {
@@ -596,7 +597,7 @@ REEF_TEST_CASE(system_local_identity_survives_restarts) {
         BOOST_REQUIRE(id->host_id == host);
         BOOST_REQUIRE(id->tokens == tokens);
         auto sys = co_await schema_rows(db.local(), schema_tables::tables(), "system_schema");
-        BOOST_REQUIRE_EQUAL(sys.size(), 5u);
+        BOOST_REQUIRE_EQUAL(sys.size(), 10u);
     };
     co_await with_database(config_in(dir), second);
 }

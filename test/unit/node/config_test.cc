@@ -95,6 +95,9 @@ BOOST_AUTO_TEST_CASE(test_defaults_are_scylla_defaults_on_loopback) {
     BOOST_TEST(warnings.empty());
     // An empty file, or one of comments only, changes nothing.
     BOOST_TEST(from_yaml("").native_transport_port == 9042);
+    BOOST_TEST(from_yaml("").native_transport_max_frame_size_in_mb == 256);
+    BOOST_TEST(from_yaml("").max_concurrent_requests_per_shard == 10000);
+    BOOST_TEST(from_yaml("max_concurrent_requests_per_shard: 7\n").max_concurrent_requests_per_shard == 7);
     BOOST_TEST(from_yaml("# nothing\n").api_port == 10000);
 }
 
@@ -115,6 +118,8 @@ listen_address: 127.0.0.2
 rpc_address: ::1
 native_transport_port: 9043
 native_shard_aware_transport_port: 19043
+native_transport_max_frame_size_in_mb: 16
+max_concurrent_requests_per_shard: 500
 api_address: localhost
 api_port: 10001
 prometheus_address: 127.0.0.3
@@ -144,6 +149,8 @@ compaction_throughput_mb_per_sec: 16
     BOOST_TEST(c.rpc_address == "::1");
     BOOST_TEST(c.native_transport_port == 9043);
     BOOST_TEST(c.native_shard_aware_transport_port == 19043);
+    BOOST_TEST(c.native_transport_max_frame_size_in_mb == 16);
+    BOOST_TEST(c.max_concurrent_requests_per_shard == 500);
     BOOST_TEST(c.effective_api_address() == "localhost");
     BOOST_TEST(c.api_port == 10001);
     BOOST_TEST(c.effective_prometheus_address() == "127.0.0.3");
@@ -160,7 +167,7 @@ compaction_throughput_mb_per_sec: 16
     BOOST_TEST(c.request_timeout_in_ms == 10002);
     BOOST_TEST(c.compaction_throughput_mb_per_sec == 16);
     // The list above names every key the table knows: a key added without a test fails here.
-    BOOST_TEST(known_keys().size() == 28u);
+    BOOST_TEST(known_keys().size() == 30u);
 }
 
 BOOST_AUTO_TEST_CASE(test_unknown_key_and_null_value) {

@@ -526,3 +526,31 @@ BOOST_AUTO_TEST_CASE(test_ipv6_loopback) {
         co_await ss.close();
     });
 }
+
+// An accepted connection handed to the last shard by its fd (how the CQL server spreads connections): that shard
+// reads and writes it, and release_fd refuses a closed socket.
+BOOST_AUTO_TEST_CASE(test_release_fd_moves_a_connection_to_another_shard) {
+    for_each_backend([]() -> future<> {
+        auto ss = listen(socket_address("127.0.0.1", 0));
+        auto [ar, client] = co_await when_all(ss.accept(), connect(ss.local_address()));
+        int fd = ar.connection.release_fd();
+        BOOST_CHECK(!ar.connection);
+        BOOST_CHECK_THROW(ar.connection.release_fd(), std::system_error);
+        auto remote = ar.remote_address;
+        shard_id target = smp::count() - 1;
+        auto serve = [fd, remote]() -> future<shard_id> {
+            connected_socket s(fd, remote);
+            auto got = co_await read_exactly(s, 4);
+            co_await s.write(got + "@" + std::to_string(this_shard_id()));
+            co_await s.close();
+            co_return this_shard_id();
+        };
+        co_await client.write("ping");
+        auto served_on = co_await smp::submit_to(target, serve);
+        BOOST_CHECK_EQUAL(served_on, target);
+        auto expected = "ping@" + std::to_string(target);
+        BOOST_CHECK_EQUAL(co_await read_exactly(client, expected.size()), expected);
+        co_await client.close();
+        co_await ss.close();
+    });
+}

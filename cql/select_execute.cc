@@ -312,7 +312,9 @@ private:
         }
         std::vector<bytes> ps_comps;
         if (ps) {
-            for (auto c : partition_key(std::string(to_string_view(ps->partition_key))).components(_s->partition_key().size())) {
+            // Named: the views point into it (a temporary in a range-for's expression dies first).
+            partition_key key(std::string(to_string_view(ps->partition_key)));
+            for (auto c : key.components(_s->partition_key().size())) {
                 ps_comps.push_back(to_bytes(c));
             }
         }
@@ -332,6 +334,20 @@ private:
         return out;
     }
 
+    static bytes paging_state_after(const page_position& last, uint64_t remaining) {
+        paging_state out;
+        out.partition_key = to_bytes(last.key.key().view());
+        if (last.row) {
+            out.clustering.emplace();
+            for (auto c : last.row->components()) {
+                out.clustering->emplace_back(c.begin(), c.end());
+            }
+        }
+        out.partition_rows = last.partition_rows;
+        out.remaining = remaining;
+        return encode_paging_state(out);
+    }
+
     future<result_message> run_unchecked() {
         bind_where();
         uint64_t limit = bind_limit(_st.limit);
@@ -340,10 +356,11 @@ private:
         if (_o.paging_state && !_o.paging_state->empty()) {
             ps = decode_paging_state(*_o.paging_state);
         }
-        bool paged = _o.page_size > 0 && !_st.aggregate;
+        bool paged = _o.page_size > 0 && (!_st.aggregate || _st.group_by > 0);
         uint64_t limit_left = ps ? std::min(ps->remaining, limit) : limit;
-        // An aggregate reads every row; its LIMIT counts result rows (one).
-        uint64_t want = _st.aggregate ? no_row_limit
+        // An aggregate reads every row; its LIMIT counts result rows (one, or the groups of GROUP BY).
+        bool grouped = _st.group_by > 0;
+        uint64_t want = _st.aggregate || grouped ? no_row_limit
                         : paged       ? std::min<uint64_t>(uint64_t(_o.page_size), limit_left)
                                       : limit_left;
         bool post_order = _st.ordered && _keys.size() > 1;
@@ -372,6 +389,18 @@ private:
         base.description = fmt::format("SELECT from {}.{}", _s->keyspace(), _s->table());
         uint64_t got = 0;
         std::optional<page_position> last;
+        // GROUP BY: the current group's key, and the groups emitted. A page holds page_size groups (LIMIT counts
+        // groups too); it ends at the last row of its last group, seen when the next group's first row comes.
+        std::optional<std::vector<bytes>> group;
+        uint64_t groups = 0;
+        uint64_t group_target = paged ? std::min<uint64_t>(uint64_t(_o.page_size), limit_left) : limit_left;
+        auto end_group = [&] {
+            if (group) {
+                rs.add_row(sel.output_row());
+                ++groups;
+                group.reset();
+            }
+        };
         bool full = want == 0;
         auto srcs = sources(ps);
         std::vector<std::string_view> pk_comps;
@@ -403,8 +432,29 @@ private:
                                 return;
                             }
                         }
+                        if (grouped) {
+                            std::vector<bytes> g;
+                            for (auto c : pk_comps) {
+                                g.push_back(to_bytes(c));
+                            }
+                            for (size_t i = pk_comps.size(); i < _st.group_by; ++i) {
+                                auto c = ck && ck->size() > i - pk_comps.size() ? ck->component(i - pk_comps.size())
+                                                                                  : bytes_view();
+                                g.emplace_back(c.begin(), c.end());
+                            }
+                            if (group && *group != g) {
+                                end_group();
+                                if (groups >= group_target) {
+                                    full = true;
+                                    return;
+                                }
+                            }
+                            group = std::move(g);
+                        }
                         sel.add_input(v);
-                        if (post_order) {
+                        if (grouped) {
+                            // Emitted when the group ends.
+                        } else if (post_order) {
                             collected.emplace_back(ck ? *ck : clustering_key_prefix(), sel.output_row());
                         } else if (!_st.aggregate) {
                             rs.add_row(sel.output_row());
@@ -448,20 +498,17 @@ private:
             for (size_t i = 0; i < collected.size() && i < limit; ++i) {
                 rs.add_row(collected[i].second);
             }
+        } else if (grouped && !full) {
+            end_group();
+        } else if (grouped) {
+            if (paged && groups < limit_left) {
+                rs.metadata().paging_state = paging_state_after(*last, limit_left - groups);
+            }
         } else if (_st.aggregate) {
             rs.add_row(sel.output_row());
         } else if (paged && full && last && got < limit_left) {
-            paging_state out;
-            out.partition_key = to_bytes(last->key.key().view());
-            if (last->row) {
-                out.clustering.emplace();
-                for (auto c : last->row->components()) {
-                    out.clustering->emplace_back(c.begin(), c.end());
-                }
-            }
-            out.partition_rows = last->partition_rows;
-            out.remaining = limit_left == no_row_limit ? no_row_limit : limit_left - got;
-            rs.metadata().paging_state = encode_paging_state(out);
+            rs.metadata().paging_state = paging_state_after(*last, limit_left == no_row_limit ? no_row_limit
+                                                                                                : limit_left - got);
         }
         co_return result_message(std::move(rs));
     }

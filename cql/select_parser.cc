@@ -229,6 +229,11 @@ private:
             if (fname == "writetime" || fname == "ttl") {
                 sel.k = fname == "ttl" ? raw_selector::kind::ttl : raw_selector::kind::writetime;
                 sel.name = _ts.expect_name("a column");
+                if (_ts.accept_symbol('[')) {
+                    // An element's: writetime(s[1]), ttl(m['k']).
+                    sel.element = parse_term(_ts, st.ctx);
+                    _ts.expect_symbol(']');
+                }
                 _ts.expect_symbol(')');
                 return sel;
             }
@@ -349,12 +354,12 @@ private:
         return s;
     }
 
-    raw_relation relation(raw_select_statement& st) {
-        raw_relation r;
+    raw_select_relation relation(raw_select_statement& st) {
+        raw_select_relation r;
         if (_ts.peek_keyword("token") && _ts.peek_symbol('(', 1)) {
             _ts.next();
             _ts.next();
-            r.lhs = raw_relation::lhs_kind::token;
+            r.lhs = raw_select_relation::lhs_kind::token;
             do {
                 r.columns.push_back(_ts.expect_name("a partition key column"));
             } while (_ts.accept_symbol(','));
@@ -382,7 +387,7 @@ private:
         }
         if (_ts.peek_symbol('(')) {
             _ts.next();
-            r.lhs = raw_relation::lhs_kind::tuple;
+            r.lhs = raw_select_relation::lhs_kind::tuple;
             do {
                 r.columns.push_back(_ts.expect_name("a clustering column"));
             } while (_ts.accept_symbol(','));
@@ -391,7 +396,7 @@ private:
             r.columns.push_back(_ts.expect_name("a column"));
         }
         r.op = op();
-        auto lhs_text = r.lhs == raw_relation::lhs_kind::tuple ? "(" + names_text(r.columns) + ")"
+        auto lhs_text = r.lhs == raw_select_relation::lhs_kind::tuple ? "(" + names_text(r.columns) + ")"
                                                                : maybe_quote_identifier(r.columns[0]);
         if (r.op == "in" && _ts.peek_symbol('(')) {
             _ts.next();

@@ -57,6 +57,8 @@ public:
     bool distinct = false;
     std::vector<column_spec> result;
     bool aggregate = false;
+    // GROUP BY: how many primary key columns (partition key, then clustering) make a group; 0: none.
+    size_t group_by = 0;
     // Every partition key column restricted by = or IN: per column its values.
     std::optional<std::vector<relation_values>> partition_keys;
     std::optional<token_bound> token_start, token_end;

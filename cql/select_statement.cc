@@ -35,7 +35,9 @@ std::vector<bytes> relation_values::bind(const query_options& o, const std::stri
     }
     if (single) {
         // IN ?: a list.
-        for (auto e : split_collection(one(single))) {
+        // Named: a temporary inside a range-for's expression dies before the loop (until C++23).
+        auto list = one(single);
+        for (auto e : split_collection(list)) {
             out.emplace_back(e.begin(), e.end());
         }
         return out;
@@ -68,9 +70,7 @@ public:
         if (_raw.distinct) {
             check_distinct(sel);
         }
-        if (!_raw.group_by.empty()) {
-            throw invalid_request("GROUP BY is not supported");
-        }
+        st->group_by = group_by();
         st->allow_filtering = _raw.allow_filtering;
         st->bypass_cache = _raw.bypass_cache;
         st->timeout = _raw.timeout;
@@ -108,6 +108,28 @@ private:
         }
     }
 
+    // GROUP BY names a prefix of the primary key (partition key columns, then clustering columns, in order).
+    size_t group_by() {
+        std::vector<const column_definition*> key;
+        for (auto& c : _s->partition_key()) {
+            key.push_back(&c);
+        }
+        for (auto& c : _s->clustering_key()) {
+            key.push_back(&c);
+        }
+        for (size_t i = 0; i < _raw.group_by.size(); ++i) {
+            auto& c = column(_raw.group_by[i]);
+            if (i >= key.size() || key[i] != &c) {
+                throw invalid_request("Group by currently only support groups of columns following their declared "
+                                      "order in the PRIMARY KEY");
+            }
+        }
+        if (!_raw.group_by.empty() && _raw.group_by.size() < _s->partition_key().size()) {
+            throw invalid_request("Group by is not supported on only a part of the partition key");
+        }
+        return _raw.group_by.size();
+    }
+
     const column_definition& column(const std::string& name) {
         auto* c = _s->find_column(name);
         if (!c) {
@@ -118,7 +140,7 @@ private:
     }
 
     // The relation's values prepared against the receiver (a column or a tuple of them).
-    relation_values values_of(const raw_relation& r, const column_spec& receiver) {
+    relation_values values_of(const raw_select_relation& r, const column_spec& receiver) {
         relation_values v;
         v.in = r.op == "in";
         if (!v.in) {
@@ -147,7 +169,7 @@ private:
         return column_spec{_s->keyspace(), _s->table(), name + ")", tuple_type(types)};
     }
 
-    void token_relation(select_statement& st, const raw_relation& r) {
+    void token_relation(select_statement& st, const raw_select_relation& r) {
         auto& pk = _s->partition_key();
         bool in_order = r.columns.size() == pk.size();
         for (size_t i = 0; in_order && i < pk.size(); ++i) {
@@ -199,8 +221,8 @@ private:
     void where(select_statement& st) {
         auto& pk = _s->partition_key();
         std::vector<std::optional<relation_values>> pk_values(pk.size());
-        std::vector<const raw_relation*> pk_relations(pk.size());
-        std::vector<const raw_relation*> pk_other;
+        std::vector<const raw_select_relation*> pk_relations(pk.size());
+        std::vector<const raw_select_relation*> pk_other;
         bool has_token = false;
         bool needs_filtering = false;
         bool regular_restricted = false;
@@ -211,7 +233,7 @@ private:
             if (r.op == "like" || r.op == "is not") {
                 throw invalid_request(fmt::format("Unsupported restriction: {}", r.text));
             }
-            if (r.lhs == raw_relation::lhs_kind::token) {
+            if (r.lhs == raw_select_relation::lhs_kind::token) {
                 token_relation(st, r);
                 has_token = true;
                 continue;
@@ -220,7 +242,7 @@ private:
             for (auto& n : r.columns) {
                 cols.push_back(&column(n));
             }
-            if (r.lhs == raw_relation::lhs_kind::tuple) {
+            if (r.lhs == raw_select_relation::lhs_kind::tuple) {
                 for (auto* c : cols) {
                     if (c->kind != column_kind::clustering_key) {
                         throw invalid_request(fmt::format("Multi-column relations can only be applied to clustering "
@@ -321,7 +343,7 @@ private:
         st.static_only_rows = st.clustering.empty() && !regular_restricted;
     }
 
-    static restriction_op op_of(const raw_relation& r) {
+    static restriction_op op_of(const raw_select_relation& r) {
         if (r.op == "=") {
             return restriction_op::eq;
         }

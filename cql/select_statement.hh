@@ -33,7 +33,7 @@ struct raw_selector {
 };
 
 // One relation of the WHERE clause as written.
-struct raw_relation {
+struct raw_select_relation {
     enum class lhs_kind { column, tuple, token };
     lhs_kind lhs = lhs_kind::column;
     std::vector<std::string> columns;
@@ -62,7 +62,7 @@ public:
     std::vector<raw_selector> selectors;
     std::string keyspace;  // empty: the connection's
     std::string table;
-    std::vector<raw_relation> where;
+    std::vector<raw_select_relation> where;
     std::vector<raw_ordering> order_by;
     std::vector<std::string> group_by;
     raw_term_ptr per_partition_limit;

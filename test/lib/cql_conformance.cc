@@ -172,6 +172,7 @@ conformance_case read_conformance_case(const fs::path& dir, const std::string& n
     std::istringstream in(slurp(dir / (name + ".cql")));
     std::string line, current;
     int fetch = 0;
+    double sleep = 0;
     bool in_batch = false;
     while (std::getline(in, line)) {
         auto t = trim(line);
@@ -182,6 +183,9 @@ conformance_case read_conformance_case(const fs::path& dir, const std::string& n
             if (t.rfind("--", 0) == 0 || t.rfind("//", 0) == 0) {
                 if (t.rfind("-- @fetch_size", 0) == 0) {
                     fetch = std::stoi(t.substr(14));
+                }
+                if (t.rfind("-- @sleep", 0) == 0) {
+                    sleep = std::stod(t.substr(9));
                 }
                 continue;
             }
@@ -200,9 +204,10 @@ conformance_case read_conformance_case(const fs::path& dir, const std::string& n
         if (ends) {
             auto stmt = trim(current);
             stmt.pop_back();
-            c.statements.push_back({trim(stmt), fetch});
+            c.statements.push_back({trim(stmt), fetch, sleep});
             current.clear();
             fetch = 0;
+            sleep = 0;
             in_batch = false;
         }
     }
@@ -317,11 +322,28 @@ std::string canonical_value(const data_type& type, const std::optional<bytes>& v
     case type_kind::blob: return json_string(hex(*v));
     case type_kind::list:
     case type_kind::set: {
+        // [count] then per element [length][bytes]; length -1 is a null element (ttl() of a collection).
         std::string s = "[";
-        bool first = true;
-        for (auto e : split_collection(*v)) {
-            s += (first ? "" : ",") + canonical_value(t->element_type(), bytes(e.begin(), e.end()));
-            first = false;
+        if (v->size() < 4) {
+            return "{\"undecodable\": " + json_string(hex(*v)) + "}";
+        }
+        auto n = be<int32_t>(*v);
+        size_t pos = 4;
+        for (int32_t i = 0; i < n; ++i) {
+            if (pos + 4 > v->size()) {
+                return "{\"undecodable\": " + json_string(hex(*v)) + "}";
+            }
+            auto len = be<int32_t>(bytes_view(*v).subspan(pos));
+            pos += 4;
+            std::optional<bytes> e;
+            if (len >= 0) {
+                if (pos + size_t(len) > v->size()) {
+                    return "{\"undecodable\": " + json_string(hex(*v)) + "}";
+                }
+                e = bytes(v->begin() + ptrdiff_t(pos), v->begin() + ptrdiff_t(pos + len));
+                pos += size_t(len);
+            }
+            s += (i ? "," : "") + canonical_value(t->element_type(), e);
         }
         return s + "]";
     }

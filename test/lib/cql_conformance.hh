@@ -16,6 +16,7 @@ namespace reef::testing {
 struct conformance_statement {
     std::string text;  // with {ks}
     int fetch_size = 0;  // 0: none given (the runner's driver pages by 5000)
+    double sleep_seconds = 0;  // @sleep before it
 };
 
 struct conformance_case {

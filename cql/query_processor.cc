@@ -29,6 +29,10 @@ struct query_processor::prepared_cache {
         lru.splice(lru.begin(), lru, it->second);
         return it->second->statement;
     }
+    void clear() {
+        by_id.clear();
+        lru.clear();
+    }
     void insert(bytes id, std::shared_ptr<const cql_statement> st) {
         auto k = key(id);
         if (auto it = by_id.find(k); it != by_id.end()) {
@@ -121,6 +125,12 @@ void query_processor::add_schema_change_listener(std::function<void(const schema
 future<> query_processor::announce_schema_change(schema_change change) {
     // Named, not built inside the co_await (coroutine rule 2: GCC 12 destroyed the capture twice).
     auto tell = [change](query_processor& qp) {
+        // A prepared statement is bound to the schema it was prepared against: after an ALTER or a DROP, every
+        // one is forgotten (as Cassandra drops those of the changed table), so that EXECUTE answers unprepared and
+        // drivers prepare again against the new schema.
+        if (change.change != schema_change::change_type::created) {
+            qp._prepared->clear();
+        }
         for (auto& l : qp._listeners) {
             l(change);
         }

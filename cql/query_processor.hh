@@ -44,7 +44,8 @@ public:
     sharded<query_processor>& container() noexcept { return *_container; }
     const query_processor_config& config() const noexcept { return _cfg; }
 
-    // Schema-changing statements call this once the change is applied: every shard's listeners hear it.
+    // Schema-changing statements call this once the change is applied: every shard's listeners hear it, and an
+    // ALTER or DROP empties every shard's prepared-statement cache (statements prepared against the old schema).
     future<> announce_schema_change(schema_change change);
 
     // sharded::stop calls it.

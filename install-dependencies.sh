@@ -29,7 +29,10 @@ PACKAGES=(
     libclang-rt-16-dev       # libFuzzer and clang's sanitizer runtimes
     time                     # /usr/bin/time -v in benchmarks
     librocksdb-dev           # benchmark baseline
-    python3-cassandra        # test/suites/cql_python_driver.py (DataStax python driver 3.25)
+    dpkg-dev                 # dist/debian/build-deb.sh: dpkg-shlibdeps
+    fakeroot                 # dist/debian/build-deb.sh: root-owned files in the package
+    lintian                  # the package test
+    python3-cassandra        # the CQL conformance runner, test/suites/cql_python_driver.py (driver 3.25)
     python3-lz4              # ... and its lz4 and snappy compression
     python3-snappy
 )

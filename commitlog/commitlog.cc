@@ -30,15 +30,28 @@ sync_mode parse_sync_mode(std::string_view s) {
 
 namespace {
 
-// The largest segment id of the shard's files in dir (0 if none).
-uint64_t largest_segment_id(const std::string& dir, unsigned shard) {
-    uint64_t largest = 0;
+struct existing_files {
+    uint64_t largest_id = 0;              // of the shard's segments (0 if none)
+    std::vector<std::string> recycled;    // the shard's recycled files, oldest first
+};
+
+existing_files list_existing(const std::string& dir, unsigned shard) {
+    existing_files out;
+    std::vector<std::pair<uint64_t, std::string>> recycled;
     for (auto& e : std::filesystem::directory_iterator(dir)) {
-        if (auto id = parse_segment_file_name(e.path().filename().string()); id && id->shard == shard) {
-            largest = std::max(largest, id->segment_id);
+        auto name = e.path().filename().string();
+        if (auto id = parse_segment_file_name(name); id && id->shard == shard) {
+            out.largest_id = std::max(out.largest_id, id->segment_id);
+        } else if (auto r = parse_recycled_file_name(name); r && r->shard == shard) {
+            recycled.emplace_back(r->segment_id, e.path().string());
+            out.largest_id = std::max(out.largest_id, r->segment_id);
         }
     }
-    return largest;
+    std::sort(recycled.begin(), recycled.end());
+    for (auto& [id, p] : recycled) {
+        out.recycled.push_back(std::move(p));
+    }
+    return out;
 }
 
 } // namespace
@@ -57,14 +70,21 @@ future<std::unique_ptr<commitlog>> commitlog::create(commitlog_config cfg, unsig
         throw std::invalid_argument("commitlog_sync_period_in_ms must be above 0");
     }
     const std::string& dir = cfg.commitlog_directory;
-    uint64_t largest = co_await run_blocking([&dir, shard] {
+    auto found = co_await run_blocking([&dir, shard] {
         std::filesystem::create_directories(dir);
-        return largest_segment_id(dir, shard);
+        return list_existing(dir, shard);
     });
     auto now_us = uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count());
-    std::unique_ptr<commitlog> log(new commitlog(std::move(cfg), shard, std::max(largest + 1, now_us)));
+    std::unique_ptr<commitlog> log(new commitlog(std::move(cfg), shard, std::max(found.largest_id + 1, now_us)));
+    for (auto& p : found.recycled) {
+        if (log->_recycled.size() < log->_cfg.max_recycled_segments) {
+            log->_recycled.push_back(std::move(p));
+        } else {
+            co_await remove_file(std::move(p));
+        }
+    }
     co_return log;
 }
 
@@ -184,11 +204,35 @@ future<> commitlog::do_switch_segment() {
     if (_closed) {
         throw std::runtime_error("commitlog closed while switching segments");
     }
-    uint64_t id = _next_id++;
-    auto path = _cfg.commitlog_directory + "/" + segment_file_name(_shard, id);
-    auto seg = co_await segment::create(std::move(path), _shard, id, _segment_size, _cfg.commitlog_sync, _stats);
+    auto seg = co_await new_segment(_next_id++);
     _segments.push_back(seg);
     _active = std::move(seg);
+}
+
+future<std::shared_ptr<segment>> commitlog::new_segment(uint64_t id) {
+    auto path = _cfg.commitlog_directory + "/" + segment_file_name(_shard, id);
+    while (!_recycled.empty()) {
+        auto from = std::move(_recycled.front());
+        _recycled.pop_front();
+        std::exception_ptr ex;
+        try {
+            co_return co_await segment::reuse(from, path, _shard, id, _segment_size, _cfg.commitlog_sync, _stats);
+        } catch (...) {
+            ex = std::current_exception();
+        }
+        // A recycled file that cannot be reused (it was removed, the disk refuses it) goes; a new file is made.
+        try {
+            std::rethrow_exception(ex);
+        } catch (const std::exception& e) {
+            cllog.warn("cannot reuse {} as {}: {}; creating a new segment", from, path, e.what());
+        }
+        try {
+            co_await remove_file(from);
+        } catch (...) {
+        }
+        co_await run_blocking([&path] { std::filesystem::remove(path); });  // renamed before the failure, if so
+    }
+    co_return co_await segment::create(std::move(path), _shard, id, _segment_size, _cfg.commitlog_sync, _stats);
 }
 
 future<> commitlog::discard_completed_segments(const table_id& table, replay_position up_to) {
@@ -210,13 +254,27 @@ future<> commitlog::delete_clean_segments() {
         }
     }
     for (auto& s : gone) {
-        co_await remove_file(s->path());
-        ++_stats.segments_deleted;
-        cllog.debug("deleted {}", s->path());
+        co_await retire(s);
     }
     if (!gone.empty()) {
         _space_freed.broadcast();
     }
+}
+
+future<> commitlog::retire(std::shared_ptr<segment> s) {
+    // The reserve's files count against the total space as segments do.
+    bool keep = !_closed && _recycled.size() < _cfg.max_recycled_segments &&
+                (_segments.size() + _recycled.size() + 1) * _segment_size <= _cfg.total_space();
+    if (keep) {
+        auto to = _cfg.commitlog_directory + "/" + recycled_file_name(_shard, s->id());
+        co_await rename_file(s->path(), to);
+        _recycled.push_back(std::move(to));
+        cllog.debug("recycled {}", s->path());
+        co_return;
+    }
+    co_await remove_file(s->path());
+    ++_stats.segments_deleted;
+    cllog.debug("deleted {}", s->path());
 }
 
 future<> commitlog::close() {
@@ -240,6 +298,11 @@ future<> commitlog::close() {
     if (!ex) {
         try {
             co_await delete_clean_segments();
+            while (!_recycled.empty()) {
+                auto p = std::move(_recycled.front());
+                _recycled.pop_front();
+                co_await remove_file(std::move(p));
+            }
         } catch (...) {
             ex = std::current_exception();
         }

@@ -1,7 +1,7 @@
 // commitlog: one shard's write-ahead log: add(table, bytes) appends an entry to the active segment and
 // completes once it is written (periodic mode) or written and fdatasync'ed (batch mode, group commit).
 // Promises: positions increase in add order and entries are acknowledged in that order; segments no table
-// pins are deleted; over the total space, writes wait for the owner to flush and discard (commitlog/FORMAT.md).
+// pins are recycled or deleted; over the total space, writes wait for the owner to flush and discard (commitlog/FORMAT.md).
 #pragma once
 
 #include "commitlog/commitlog_config.hh"
@@ -32,6 +32,7 @@ struct commitlog_stats {
     uint64_t syncs = 0;            // fdatasyncs
     uint64_t segments_created = 0;
     uint64_t segments_deleted = 0;
+    uint64_t segments_recycled = 0; // new segments made from recycled files
     uint64_t flush_requests = 0;   // request_flush calls
     uint64_t space_waits = 0;      // segment switches that waited for space
 };
@@ -40,7 +41,8 @@ class commitlog {
 public:
     // Opens the shard's log in cfg.commitlog_directory (created if missing): the next segment id is above every
     // segment of the shard already there (which are left for the replayer) and above the wall clock in
-    // microseconds. Throws std::invalid_argument naming a bad setting.
+    // microseconds; the shard's recycled files left by a crash are reused (up to max_recycled_segments; the
+    // others deleted). Throws std::invalid_argument naming a bad setting.
     static future<std::unique_ptr<commitlog>> create(commitlog_config cfg, unsigned shard);
 
     commitlog(const commitlog&) = delete;
@@ -59,7 +61,7 @@ public:
     future<> discard_completed_segments(const table_id& table, replay_position up_to);
 
     // Writes and syncs what is pending, closes the active segment and stops the periodic sync. The segments a
-    // table still pins stay on disk (for replay); the others are deleted. Later adds throw; adds waiting for space fail. Must complete before the commitlog is
+    // table still pins stay on disk (for replay); the others, and the recycled files, are deleted. Later adds throw; adds waiting for space fail. Must complete before the commitlog is
     // destroyed (background writes and syncs refer to it).
     future<> close();
 
@@ -68,6 +70,8 @@ public:
     unsigned shard() const noexcept { return _shard; }
     // The segments this log holds (written, not yet deleted), oldest first.
     std::vector<std::string> segment_paths() const;
+    // The recycled files waiting for reuse, oldest first.
+    const std::deque<std::string>& recycled_paths() const noexcept { return _recycled; }
     // The tables that pin each segment, oldest first (for tests and the node's status).
     std::vector<std::vector<table_id>> dirty_tables() const;
 
@@ -77,6 +81,9 @@ private:
     future<> switch_segment();
     future<> do_switch_segment();
     future<> delete_clean_segments();
+    // A closed segment no table pins: recycled if the reserve has room within the total space, else deleted.
+    future<> retire(std::shared_ptr<segment> s);
+    future<std::shared_ptr<segment>> new_segment(uint64_t id);
     future<> periodic_sync();
 
     commitlog_config _cfg;
@@ -86,6 +93,7 @@ private:
     // Every segment not deleted yet, oldest first; the active one (if any) last.
     std::deque<std::shared_ptr<segment>> _segments;
     std::shared_ptr<segment> _active;
+    std::deque<std::string> _recycled;
     bool _switching = false;
     bool _closed = false;
     bool _syncing = false;

@@ -24,6 +24,11 @@ struct commitlog_config {
     uint64_t commitlog_segment_size_in_mb = 32;
     uint64_t commitlog_total_space_in_mb = 8192;
 
+    // Fully discarded segments kept (renamed) for reuse as new segments instead of being deleted, as ScyllaDB
+    // keeps a reserve: writing over blocks already written needs no extent conversion at fdatasync (FORMAT.md,
+    // "Recycled segments"). Within commitlog_total_space_in_mb; 0: every discarded segment is deleted.
+    uint64_t max_recycled_segments = 4;
+
     // Tests and benchmarks: a segment size in bytes, overriding commitlog_segment_size_in_mb when not 0.
     uint64_t segment_size_in_bytes = 0;
     // The same for commitlog_total_space_in_mb.

@@ -49,6 +49,35 @@ future<std::shared_ptr<segment>> segment::create(std::string path, unsigned shar
     co_return s;
 }
 
+future<std::shared_ptr<segment>> segment::reuse(std::string recycled_path, std::string path, unsigned shard,
+                                                uint64_t id, uint64_t size_limit, sync_mode mode,
+                                                commitlog_stats& stats) {
+    auto f = co_await open_file_dma(recycled_path, open_flags::wo);
+    std::shared_ptr<segment> s(new segment(path, std::move(f), id, size_limit, mode, stats));
+    std::exception_ptr ex;
+    try {
+        // The header's block, written and synced under the recycled name: the older life's entries after it fail
+        // their CRCs (seeded with the old id) and the end marker will close the new life's data.
+        auto header = make_segment_header(shard, id);
+        auto buf = s->_file.allocate_aligned_buffer(s->_block);
+        std::memset(buf.get_write(), 0, s->_block);
+        std::memcpy(buf.get_write(), header.data(), header.size());
+        co_await s->_file.dma_write(0, buf.get(), s->_block);
+        co_await s->_file.flush();
+        co_await rename_file(recycled_path, path);
+        co_await sync_directory(std::filesystem::path(path).parent_path().string());
+    } catch (...) {
+        ex = std::current_exception();
+    }
+    if (ex) {
+        co_await s->_file.close();
+        std::rethrow_exception(ex);
+    }
+    s->_pending_start = s->_acknowledged = s->_synced = s->_block;
+    ++stats.segments_recycled;
+    co_return s;
+}
+
 replay_position segment::append(const table_id& table, bytes_view data) {
     uint64_t at = next_offset();
     size_t n = entry_size(data.size());
@@ -134,6 +163,12 @@ future<> segment::sync() {
 }
 
 future<> segment::close() {
+    if (!_closing && !_error) {
+        // The end marker: replay stops here quietly, whatever a recycled file holds after it.
+        size_t old = _pending.size();
+        _pending.resize(old + marker_size);
+        write_entry(_pending.data() + old, _id, end_marker_table_id, bytes_view());
+    }
     _closing = true;
     if (!_cycle_running && !_pending.empty() && !_error) {
         _cycle_running = true;

@@ -5,6 +5,7 @@
 
 #include "commitlog/commitlog_config.hh"
 #include "commitlog/replay_position.hh"
+#include "commitlog/segment_format.hh"
 #include "runtime/condition_variable.hh"
 #include "runtime/file.hh"
 #include "runtime/future.hh"
@@ -26,11 +27,19 @@ public:
     // Creates the file (O_EXCL); its header goes out with the first cycle.
     static future<std::shared_ptr<segment>> create(std::string path, unsigned shard, uint64_t id, uint64_t size_limit,
                                                    sync_mode mode, commitlog_stats& stats);
+    // Reuses a recycled file (FORMAT.md, "Recycled segments"): its first block becomes the new header (and zeros),
+    // synced, then the file is renamed to `path` and the directory synced, so that a crash leaves either a
+    // recycled file or a segment whose header names its new id. Entries start at the second block.
+    static future<std::shared_ptr<segment>> reuse(std::string recycled_path, std::string path, unsigned shard,
+                                                  uint64_t id, uint64_t size_limit, sync_mode mode,
+                                                  commitlog_stats& stats);
 
     uint64_t id() const noexcept { return _id; }
     const std::string& path() const noexcept { return _path; }
-    // Whether an entry of n bytes (framing included) fits before the size limit.
-    bool fits(size_t n) const noexcept { return !_closing && next_offset() + n <= _size_limit; }
+    // Whether an entry of n bytes (framing included) fits before the size limit, leaving room for the end marker.
+    bool fits(size_t n) const noexcept {
+        return !_closing && next_offset() + n + marker_size <= _size_limit;
+    }
     // Buffers one entry at the next offset and marks the table dirty; returns its position. Check fits() first.
     replay_position append(const table_id& table, bytes_view data);
     // Waits until the entry at `pos` is acknowledged (its cycle written, and synced in batch mode); starts a
@@ -38,7 +47,7 @@ public:
     future<> wait_acknowledged(replay_position pos);
     // fdatasync of what was written and not synced yet (the periodic sync).
     future<> sync();
-    // Writes what is pending, syncs, closes the file. Appends are refused from the start.
+    // Writes what is pending and the end marker, syncs, closes the file. Appends are refused from the start.
     future<> close();
     bool closed() const noexcept { return _closed; }
 
@@ -50,6 +59,7 @@ public:
     replay_position last_position() const noexcept { return {_id, _last_offset}; }
 
 private:
+    static constexpr size_t marker_size = entry_overhead + table_id_size;  // entry_size(0)
     segment(std::string path, file f, uint64_t id, uint64_t size_limit, sync_mode mode, commitlog_stats& stats);
     uint64_t next_offset() const noexcept { return _pending_start + _pending.size(); }
     future<> run_cycles();

@@ -38,6 +38,18 @@ std::string segment_file_name(unsigned shard, uint64_t segment_id) {
     return fmt::format("CommitLog-{}-{}-{}.log", format_version, shard, segment_id);
 }
 
+std::string recycled_file_name(unsigned shard, uint64_t old_segment_id) {
+    return "Recycled" + segment_file_name(shard, old_segment_id);
+}
+
+std::optional<segment_file_id> parse_recycled_file_name(std::string_view name) {
+    constexpr std::string_view prefix = "Recycled";
+    if (!name.starts_with(prefix)) {
+        return std::nullopt;
+    }
+    return parse_segment_file_name(name.substr(prefix.size()));
+}
+
 std::optional<segment_file_id> parse_segment_file_name(std::string_view name) {
     constexpr std::string_view prefix = "CommitLog-", suffix = ".log";
     if (!name.starts_with(prefix) || !name.ends_with(suffix)) {
@@ -136,6 +148,10 @@ segment_scan_stats scan_segment(const std::string& path, uint64_t expected_id, b
     size_t at = segment_header_size;
     while (at < file.size()) {
         if (auto e = valid_at(at)) {
+            if (e->table == end_marker_table_id) {
+                stats.ended = true;
+                break;
+            }
             on_entry(*e);
             ++stats.entries;
             stats.bytes += e->data.size();

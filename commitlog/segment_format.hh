@@ -28,8 +28,15 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The table id of the end marker (FORMAT.md, "Recycled segments"): an entry of no table, sixteen zero bytes (a
+// time UUID's version nibble is 1), closing a segment's data: what follows it is an older life's.
+inline constexpr table_id end_marker_table_id{};
+
 // "CommitLog-1-<shard>-<id>.log".
 std::string segment_file_name(unsigned shard, uint64_t segment_id);
+// "RecycledCommitLog-1-<shard>-<id>.log": a segment whose data is all flushed, kept for reuse under a new id. Not a
+// segment (replay ignores it).
+std::string recycled_file_name(unsigned shard, uint64_t old_segment_id);
 
 struct segment_file_id {
     uint32_t version;
@@ -38,6 +45,8 @@ struct segment_file_id {
 };
 // The parts of a commitlog segment's file name; nullopt for a name of another form (other files are not ours).
 std::optional<segment_file_id> parse_segment_file_name(std::string_view name);
+// The same for a recycled file's name.
+std::optional<segment_file_id> parse_recycled_file_name(std::string_view name);
 
 // The 32-byte header.
 bytes make_segment_header(unsigned shard, uint64_t segment_id);
@@ -57,12 +66,14 @@ struct segment_scan_stats {
     uint64_t corrupt = 0;
     uint64_t bytes = 0;
     bool torn_tail = false;
+    bool ended = false;  // the end marker was found: the segment was closed, and its data ends there
 };
 
 // Walks a whole segment's bytes: checks the header (throws segment_format_error naming `path` on a wrong magic,
 // version, header CRC or id; an empty or all-zero header is an empty segment), then calls on_entry for each
-// valid entry in order. Corrupt entries go to on_corrupt(offset, what) and are counted. `last` says whether
-// this is the shard's last segment, where a torn tail is expected and quiet; elsewhere it counts as corrupt.
+// valid entry in order, up to the end marker (not given to on_entry; what follows it is a recycled file's older
+// data). Corrupt entries go to on_corrupt(offset, what) and are counted. `last` says whether this is the shard's
+// last segment, where a torn tail is expected and quiet; elsewhere it counts as corrupt.
 // `block` is the write alignment padding runs up to (FORMAT.md).
 segment_scan_stats scan_segment(const std::string& path, uint64_t expected_id, bytes_view file, size_t block, bool last,
                                 const std::function<void(const segment_entry&)>& on_entry,

@@ -20,14 +20,8 @@ namespace reef::cql {
 
 namespace {
 
-enum class op { eq, lt, le, gt, ge, in };
-
-struct relation {
-    std::vector<size_t> columns;  // clustering indexes
-    op o;
-    std::vector<bytes> values;
-    std::string text;
-};
+using op = restriction_op;
+using relation = clustering_relation;
 
 struct tuple_bound {
     size_t first;  // the first column
@@ -116,6 +110,11 @@ private:
             return op::in;
         }
         auto& t = _ts.peek();
+        if (_ts.peek_symbol('!') && _ts.peek_symbol('=', 1)) {
+            throw bad_restriction(fmt::format("relation `{}`: operator != is not supported (only =, <, <=, >, >=, IN "
+                                              "on clustering columns)",
+                                              relation_text_from(rel_start)));
+        }
         throw bad_restriction(fmt::format("relation `{}`: operator {} is not supported (only =, <, <=, >, >=, IN on "
                                           "clustering columns)",
                                           relation_text_from(rel_start), t.source.empty() ? "(none)" : t.source));
@@ -254,8 +253,10 @@ public:
             clustering_ranges all;
             auto with = rels;
             with[r].o = op::eq;
-            for (auto& v : rels[r].values) {
-                with[r].values = {v};
+            // A tuple IN's values come flat, one tuple after the other.
+            size_t width = rels[r].columns.size();
+            for (size_t v = 0; v + width <= rels[r].values.size(); v += width) {
+                with[r].values.assign(rels[r].values.begin() + ptrdiff_t(v), rels[r].values.begin() + ptrdiff_t(v + width));
                 auto part = build(with);
                 all.insert(all.end(), part.begin(), part.end());
             }
@@ -423,6 +424,10 @@ private:
 };
 
 } // namespace
+
+clustering_ranges clustering_ranges_from_relations(const schema& s, const std::vector<clustering_relation>& relations) {
+    return range_builder(s).build(relations);
+}
 
 clustering_ranges clustering_ranges_from_cql(const schema& s, std::string_view where) {
     std::vector<relation> rels;

@@ -7,7 +7,9 @@
 #include "schema/schema.hh"
 
 #include <stdexcept>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace reef::cql {
 
@@ -16,6 +18,21 @@ class bad_restriction : public std::invalid_argument {
 public:
     using std::invalid_argument::invalid_argument;
 };
+
+enum class restriction_op { eq, lt, le, gt, ge, in };
+
+// One relation over clustering columns with its values bound: `columns` are clustering column indexes (consecutive
+// for a tuple), `values` one per column (for IN: each tuple's values, one tuple after the other); `text` names it
+// in errors.
+struct clustering_relation {
+    std::vector<size_t> columns;
+    restriction_op o;
+    std::vector<bytes> values;
+    std::string text;
+};
+
+// The ranges of a conjunction of relations (the rules below; IN on a tuple allowed), for SELECT's WHERE.
+clustering_ranges clustering_ranges_from_relations(const schema& s, const std::vector<clustering_relation>& relations);
 
 // Relations: `col OP value` and `(col, ...) OP (value, ...)` with OP one of = < <= > >=, and `col IN (value, ...)`,
 // values as CQL literals of the columns' types, joined by AND. Allowed, as in Cassandra: equalities (or INs, each the

@@ -185,7 +185,7 @@ std::vector<cql_token> tokenize_cql(std::string_view s) {
             t.kind = cql_token_kind::string;
             t.text = std::string(s.substr(pos + 2, end - pos - 2));
             advance(end + 2);
-        } else if (std::string_view("()<>,;.={}:[]+-?*").find(c) != std::string_view::npos) {
+        } else if (std::string_view("()<>,;.={}:[]+-?*!").find(c) != std::string_view::npos) {
             t.text = std::string(1, c);
             advance(pos + 1);
         } else {

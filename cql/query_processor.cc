@@ -1,5 +1,6 @@
 #include "cql/query_processor.hh"
 
+#include "cql/batch_statement.hh"
 #include "cql/statement_parser.hh"
 #include "db/database.hh"
 #include "utils/md5.hh"
@@ -111,11 +112,34 @@ future<result_message> query_processor::execute_prepared(bytes id, client_state&
     co_return co_await st->execute(*this, state, options);
 }
 
-future<result_message> query_processor::execute_batch(batch_type, std::vector<batch_entry>, client_state&,
-                                                      query_options) {
-    // The writes' statements provide the batch (cql/batch_statement.hh).
-    throw invalid_request("BATCH is not supported yet");
-    co_return void_result{};
+future<result_message> query_processor::execute_batch(batch_type type, std::vector<batch_entry> entries,
+                                                      client_state& state, query_options options) {
+    // Each entry prepared (or found prepared), bound to its own values; one write with one timestamp.
+    std::vector<modification_execution> writes;
+    for (auto& e : entries) {
+        std::shared_ptr<const cql_statement> st;
+        if (auto* text = std::get_if<std::string>(&e.query_or_id)) {
+            auto raw = parse_statement(*text);
+            st = raw->prepare(db(), state.keyspace);
+        } else {
+            auto& id = std::get<bytes>(e.query_or_id);
+            st = _prepared->find(id);
+            if (!st) {
+                error_details d;
+                d.unprepared_id = id;
+                throw cql_error(error_code::unprepared, "Prepared query with ID " + hex(id) + " not found", d);
+            }
+        }
+        auto* m = dynamic_cast<const modification_statement*>(st.get());
+        if (!m) {
+            throw invalid_request("Invalid statement in batch: only UPDATE, INSERT and DELETE statements are allowed.");
+        }
+        query_options o = options;
+        o.values = std::move(e.values);
+        o.names = std::move(e.names);
+        writes.push_back(modification_execution{m->impl(), positional_options(m->bind_variables(), o)});
+    }
+    co_return co_await execute_batch_writes(*this, type, std::move(writes), options);
 }
 
 void query_processor::add_schema_change_listener(std::function<void(const schema_change&)> listener) {

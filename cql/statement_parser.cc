@@ -3,6 +3,9 @@
 #include "cql/cql_error.hh"
 #include "cql/ddl_statements.hh"
 #include "cql/describe_statement.hh"
+#include "cql/select_statement.hh"
+#include "cql/batch_statement.hh"
+#include "cql/modification_statement.hh"
 
 #include <fmt/core.h>
 #include <utility>
@@ -25,6 +28,11 @@ const statement_kind statement_kinds[] = {
     {"truncate", parse_truncate_statement},
     {"describe", parse_describe_statement},
     {"desc", parse_describe_statement},
+    {"select", parse_select_statement},
+    {"insert", parse_insert_statement},
+    {"update", parse_update_statement},
+    {"delete", parse_delete_statement},
+    {"begin", parse_batch_statement},
 };
 
 } // namespace

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 
 namespace reef {
 
@@ -88,8 +89,35 @@ std::vector<bytes_view> decode_schema_batch(bytes_view data) {
     return out;
 }
 
+namespace {
+
+// Half of the shard's share of the machine's memory, the default budget without --memory.
+size_t default_dirty_memory_limit() {
+    long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    size_t total = pages > 0 && page > 0 ? size_t(pages) * size_t(page) : size_t(1) << 30;
+    return std::max<size_t>(total / smp::count() / 2, 1 << 20);
+}
+
+} // namespace
+
 database::database(sharded<database>* container, database_config cfg)
-    : _container(container), _cfg(std::move(cfg)), _generation(int32_t(db_detail::now_millis() / 1000)) {}
+    : _container(container), _cfg(std::move(cfg)), _generation(int32_t(db_detail::now_millis() / 1000)) {
+    if (!_cfg.dirty_memory_hard_limit) {
+        _cfg.dirty_memory_hard_limit = default_dirty_memory_limit();
+    }
+    _dirty_memory = std::make_unique<dirty_memory_manager>("regular", _cfg.dirty_memory_hard_limit,
+                                                           _cfg.dirty_memory_soft_limit_fraction);
+    _system_dirty_memory = std::make_unique<dirty_memory_manager>("system", _cfg.system_dirty_memory_hard_limit,
+                                                                  _cfg.dirty_memory_soft_limit_fraction);
+    _dirty_memory->start();
+    _system_dirty_memory->start();
+    try {
+        _metrics = register_dirty_memory_metrics(*_dirty_memory, *_system_dirty_memory);
+    } catch (const std::invalid_argument& e) {
+        // Another database on this shard (tests) has them.
+        dblog.debug("dirty memory metrics not registered: {}", e.what());
+    }
+}
 
 database::~database() = default;
 
@@ -102,13 +130,18 @@ std::shared_ptr<table> database::make_table(schema_ptr s) {
     cfg.directory = table_directory(*s);
     cfg.shard = this_shard_id();
     cfg.shard_count = smp::count();
-    cfg.memtable_flush_threshold = _cfg.memtable_flush_threshold;
+    cfg.memtable_flush_threshold = SIZE_MAX;  // the dirty memory manager flushes
+    cfg.dirty_memory = &dirty_memory_for(*s);
     cfg.write_sstable = _cfg.write_sstable;
     cfg.commitlog = _commitlog.get();
     if (_host_id != utils::uuid_bytes{}) {  // known once system.local is read (not for the system tables)
         cfg.host_id = _host_id;
     }
     return std::make_shared<table>(std::move(s), std::move(cfg));
+}
+
+dirty_memory_manager& database::dirty_memory_for(const schema& s) noexcept {
+    return schema_tables::is_system_keyspace(s.keyspace()) ? *_system_dirty_memory : *_dirty_memory;
 }
 
 future<> database::add_table_local(schema_ptr s) {
@@ -339,6 +372,8 @@ future<> database::stop() {
     for (auto& [id, e] : _tables) {
         e->resumed.broken();
     }
+    co_await _dirty_memory->stop();
+    co_await _system_dirty_memory->stop();
     if (_commitlog) {
         co_await _commitlog->close();
     }
@@ -480,6 +515,8 @@ future<replay_summary> database::replay_local(bool system_tables_pass) {
         }
         auto shard = dht::shard_of(m->decorated_key().get_token(), smp::count());
         if (shard == this_shard_id()) {
+            // Replay too waits for memory: the manager flushes what was replayed so far.
+            auto reservation = co_await dirty_memory_for(*t->schema()).reserve(memtable::apply_bound(*t->schema(), *m));
             t->apply_replayed(*m, e.position);
         } else {
             // Written under the same shard count (start() checks), so this does not happen; kept correct anyway.
@@ -675,6 +712,10 @@ future<> database::apply(mutation m) {
 
 future<> database::apply_local(mutation m) {
     auto id = m.schema()->id();
+    // Memory first, before the write has a commitlog position: a flush waits for the writes of its memtable's
+    // phase, so a write must never wait for memory once it belongs to one.
+    auto& dirty = dirty_memory_for(*entry_for_write(id).t->schema());
+    auto reservation = co_await dirty.reserve(memtable::apply_bound(*entry_for_write(id).t->schema(), m));
     while (entry_for_write(id).paused) {
         co_await entry_for_write(id).resumed.wait();
     }

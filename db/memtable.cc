@@ -1,6 +1,8 @@
 // The memtable's merge, memory accounting and timestamp bounds. See memtable.hh.
 #include "db/memtable.hh"
 
+#include "db/dirty_memory_manager.hh"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -81,6 +83,38 @@ memtable::memtable(schema_ptr s)
     : _schema(std::move(s)), _forward_order(checked_schema(_schema), false),
       _reversed_order(_forward_order.clustering(), true) {}
 
+memtable::~memtable() { release_dirty_memory(); }
+
+void memtable::set_dirty_memory(dirty_memory_manager* m) noexcept {
+    release_dirty_memory();
+    _dirty = m;
+    account_growth();
+}
+
+void memtable::account_growth() noexcept {
+    if (_dirty && _occupancy != _accounted) {
+        if (_occupancy > _accounted) {
+            _dirty->grow(_occupancy - _accounted, _sealed);
+        } else {
+            _dirty->release(_accounted - _occupancy, _sealed);
+        }
+        _accounted = _occupancy;
+    }
+}
+
+void memtable::mark_sealed() noexcept {
+    if (!_sealed && _dirty) {
+        _dirty->seal(_accounted);
+    }
+    _sealed = true;
+}
+
+void memtable::release_dirty_memory() noexcept {
+    if (_dirty) {
+        std::exchange(_dirty, nullptr)->release(std::exchange(_accounted, 0), _sealed);
+    }
+}
+
 void memtable::note_timestamp(write_time::timestamp_type ts) noexcept {
     if (ts == write_time::missing_timestamp) {
         return;
@@ -126,6 +160,7 @@ void memtable::apply(const mutation& m) {
     auto [it, inserted] = _partitions.try_emplace(m.decorated_key(), *_schema);
     if (inserted) {
         _occupancy += ma::partition_entry(*_schema, it->first);
+        account_growth();
     }
     auto& p = it->second;
     // Only what the merge can touch is measured before and after it: the
@@ -153,9 +188,11 @@ void memtable::apply(const mutation& m) {
         // A merge that failed half-way (a malformed collection) may have
         // changed some rows: keep the count true to what is held.
         _occupancy = _occupancy - before + touched();
+        account_growth();
         throw;
     }
     _occupancy = _occupancy - before + touched();
+    account_growth();
 }
 
 size_t memtable::compute_occupancy() const {
@@ -166,6 +203,26 @@ size_t memtable::compute_occupancy() const {
         for (auto& [ck, r] : p.rows()) {
             n += ma::row_entry(ck, r);
         }
+    }
+    return n;
+}
+
+size_t memtable::apply_bound(const reef::schema& s, const mutation& m) {
+    namespace ma = memory_accounting;
+    using cell_entry = row::cells_type::value_type;
+    auto& p = m.partition();
+    size_t n = ma::partition_entry(s, m.decorated_key()) + ma::row_heap(p.static_row());
+    if (size_t k = p.range_tombstones().ranges().size()) {
+        // Each incoming range may split an entry at both ends (copying its bound keys) and the list's vector may
+        // double: three times the incoming list, and room for 4k + 4 more entries.
+        n += 3 * ma::range_tombstones(p.range_tombstones()) + ma::block((4 * k + 4) * sizeof(range_tombstone_entry));
+    }
+    if (!p.static_row().empty()) {
+        n += ma::block(2 * s.static_columns().size() * sizeof(cell_entry));
+    }
+    size_t row_growth = ma::block(2 * s.regular_columns().size() * sizeof(cell_entry));
+    for (auto& [ck, r] : p.rows()) {
+        n += ma::row_entry(ck, r) + row_growth;
     }
     return n;
 }

@@ -16,6 +16,8 @@
 
 namespace reef {
 
+class dirty_memory_manager;
+
 // A partition range's start, for looking partitions up in the memtable's
 // map by range (a key sorts before it when the range starts after the key).
 struct partition_range_start {
@@ -43,6 +45,8 @@ public:
     explicit memtable(schema_ptr s);
     memtable(const memtable&) = delete;
     memtable& operator=(const memtable&) = delete;
+    // Releases its dirty memory if still accounted.
+    ~memtable();
 
     const schema_ptr& schema() const noexcept { return _schema; }
     // The schema's position order, forward or reversed, built once: a reader copies it without allocating
@@ -70,6 +74,18 @@ public:
     // The same figure recomputed from the contents (tests check that
     // apply() keeps occupancy() equal to it).
     size_t compute_occupancy() const;
+    // At most what apply(m) may add to occupancy() (a write reserves it before it is admitted): m's own
+    // occupancy in an empty memtable, plus, for each of its rows, a row's cell vector at the most it can grow to
+    // (twice the columns of its kind), and room for its range tombstones to split entries and grow the list's
+    // vector. A partition's list far longer than the incoming ranges, reallocated, may still exceed it.
+    static size_t apply_bound(const reef::schema& s, const mutation& m);
+
+    // Dirty memory (db/dirty_memory_manager.hh): from set_dirty_memory on, occupancy() is accounted to `m`, as
+    // an active memtable's until mark_sealed(), until release_dirty_memory() (the flush ended, or the memtable is
+    // dropped) or the destructor. `m` must outlive the accounting.
+    void set_dirty_memory(dirty_memory_manager* m) noexcept;
+    void mark_sealed() noexcept;
+    void release_dirty_memory() noexcept;
 
     size_t partition_count() const noexcept { return _partitions.size(); }
     bool empty() const noexcept { return _partitions.empty(); }
@@ -112,6 +128,7 @@ public:
 private:
     void note_timestamps(const mutation_partition& p) noexcept;
     void note_timestamp(write_time::timestamp_type ts) noexcept;
+    void account_growth() noexcept;
 
     schema_ptr _schema;
     position_in_partition_comparator _forward_order;
@@ -123,6 +140,9 @@ private:
     uint64_t _write_phase = 0;
     std::optional<commitlog::replay_position> _min_rp, _max_rp;
     uint64_t _generation = 0;
+    dirty_memory_manager* _dirty = nullptr;
+    size_t _accounted = 0;
+    bool _sealed = false;
 };
 
 } // namespace reef

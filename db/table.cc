@@ -20,7 +20,7 @@ logger tlog("table");
 }
 
 table::table(schema_ptr s, table_config cfg)
-    : _schema(std::move(s)), _cfg(std::move(cfg)), _active(std::make_shared<memtable>(_schema)) {
+    : _schema(std::move(s)), _cfg(std::move(cfg)), _active(new_memtable()) {
     if (!_cfg.write_sstable) {
         _cfg.write_sstable = [](mutation_reader& r, schema_ptr s, sstables::descriptor d, sstables::writer_options o) {
             return sstables::write_sstable(r, std::move(s), std::move(d), std::move(o));
@@ -37,7 +37,46 @@ table::table(schema_ptr s, table_config cfg)
     }
 }
 
-table::~table() = default;
+table::~table() {
+    if (_registered) {
+        _cfg.dirty_memory->unregister_flushable(*this);
+    }
+    // Readers may keep memtables alive after the table: they stop counting now.
+    _active->release_dirty_memory();
+    for (auto& mt : _sealed) {
+        mt->release_dirty_memory();
+    }
+}
+
+std::shared_ptr<memtable> table::new_memtable() {
+    auto mt = std::make_shared<memtable>(_schema);
+    mt->set_dirty_memory(_cfg.dirty_memory);
+    return mt;
+}
+
+size_t table::sealed_dirty_bytes() const noexcept {
+    size_t n = 0;
+    for (auto& mt : _sealed) {
+        n += mt->occupancy();
+    }
+    return n;
+}
+
+future<> table::flush_for_memory() {
+    if (!_background.try_enter()) {
+        co_return;
+    }
+    std::exception_ptr err;
+    try {
+        co_await flush();
+    } catch (...) {
+        err = std::current_exception();
+    }
+    _background.leave();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+}
 
 future<> table::start() {
     auto& dir = _cfg.directory;
@@ -78,6 +117,10 @@ future<> table::start() {
         _sstables.push_back(co_await sstables::open_sstable(d));
         note_flushed(_sstables.back());
         _last_generation = std::max(_last_generation, gen);
+    }
+    if (_cfg.dirty_memory && !_registered) {
+        _cfg.dirty_memory->register_flushable(*this);
+        _registered = true;
     }
 }
 
@@ -136,6 +179,10 @@ void table::note_flushed(const sstables::shared_sstable& sst) {
 }
 
 future<> table::stop() {
+    if (_registered) {
+        _cfg.dirty_memory->unregister_flushable(*this);
+        _registered = false;
+    }
     co_await _background.close();
     auto f = co_await get_units(_flush_sem, 1);
     auto c = co_await get_units(_compaction_sem, 1);
@@ -215,7 +262,8 @@ void table::maybe_seal_and_flush() {
 void table::seal_active() {
     if (!_active->empty()) {
         // Writes positioned from now on belong to the next memtable.
-        _sealed.push_back(std::exchange(_active, std::make_shared<memtable>(_schema)));
+        _active->mark_sealed();
+        _sealed.push_back(std::exchange(_active, new_memtable()));
         _active->set_write_phase(++_write_phase);
     }
 }
@@ -261,6 +309,8 @@ future<> table::flush_sealed() {
         // the row cache forgets what the memtable changed (and refuses populations read before this).
         _sstables.push_back(std::move(sst));
         _sealed.erase(std::find(_sealed.begin(), _sealed.end(), mt));
+        // Its memory counts no more: readers still holding it end soon, and the writes waiting for it may go on.
+        mt->release_dirty_memory();
         if (_cache) {
             _cache->invalidate(*mt);
         }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "commitlog/commitlog.hh"
+#include "db/dirty_memory_manager.hh"
 #include "db/memtable.hh"
 #include "db/row_cache.hh"
 #include "reader/combined_reader.hh"
@@ -35,8 +36,12 @@ struct table_config {
     std::string directory;
     unsigned shard = 0;
     unsigned shard_count = 1;
-    // A memtable whose occupancy() reaches this many bytes is sealed and flushed in the background.
+    // A memtable whose occupancy() reaches this many bytes is sealed and flushed in the background. The
+    // database's tables have none (SIZE_MAX): their shard's dirty memory manager decides their flushes.
     size_t memtable_flush_threshold = 64 << 20;
+    // The shard's dirty memory manager (null: none): the memtables' occupancy is accounted to it, and from
+    // start() to stop() it may flush the table to free memory (dirty_memory_manager.hh).
+    dirty_memory_manager* dirty_memory = nullptr;
     // Reads of the sstables go through a row cache (db/row_cache.hh), as in ScyllaDB; tests of the sstable read
     // path turn it off.
     bool enable_cache = true;
@@ -55,16 +60,23 @@ struct table_config {
     std::optional<std::array<uint8_t, 16>> host_id;
 };
 
-class table {
+class table : public dirty_memory_flushable {
 public:
     table(schema_ptr s, table_config cfg);
     table(const table&) = delete;
-    ~table();
+    ~table() override;
 
     // Loads the directory's sstables (created if missing; partial writes removed first). Call once, before use.
+    // Then the dirty memory manager, if any, may flush the table.
     future<> start();
-    // Waits for background flushes and compaction; memtables not yet flushed are dropped (flush() first to keep them).
+    // Waits for background flushes and compaction; memtables not yet flushed are dropped (flush() first to keep
+    // them), and their dirty memory released.
     future<> stop();
+
+    // dirty_memory_flushable: the memtables' accounted bytes; flush_for_memory is flush() (nothing once stopping).
+    size_t active_dirty_bytes() const noexcept override { return _active->occupancy(); }
+    size_t sealed_dirty_bytes() const noexcept override;
+    future<> flush_for_memory() override;
 
     const schema_ptr& schema() const noexcept { return _schema; }
 
@@ -127,6 +139,7 @@ public:
 
 private:
     void seal_active();
+    std::shared_ptr<memtable> new_memtable();
     void maybe_seal_and_flush();
     void note_flushed(const sstables::shared_sstable& sst);
     future<> flush_sealed();
@@ -154,6 +167,7 @@ private:
     std::optional<commitlog::replay_position> _flushed_position;
     uint64_t _flushes = 0;
     uint64_t _failed_flushes = 0;
+    bool _registered = false;
 };
 
 } // namespace reef

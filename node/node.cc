@@ -9,6 +9,7 @@
 #include "node/config.hh"
 #include "node/directory_lock.hh"
 #include "node/drain.hh"
+#include "node/systemd_notify.hh"
 #include "runtime/app_options.hh"
 #include "runtime/condition_variable.hh"
 #include "runtime/log.hh"
@@ -73,6 +74,11 @@ database_config make_database_config(const node_state& st) {
     d.data_directory = dirs.front();
     d.cluster_name = st.cfg.cluster_name;
     d.auto_snapshot = st.cfg.auto_snapshot;
+    if (st.memory) {
+        // Memtables may hold half of each shard's share before writes wait (ScyllaDB's dirty memory threshold);
+        // without --memory the database takes half of the machine's share.
+        d.dirty_memory_hard_limit = st.memory / smp::count() / 2;
+    }
     d.listen_address = st.cfg.listen_address;
     d.rpc_address = st.cfg.rpc_address;
     d.native_transport_port = st.cfg.native_transport_port;
@@ -221,7 +227,9 @@ future<int> serve(node_state& st) {
     nlog.info("ready: reef {} pid {} with {} shards, data in {}, commitlog in {} (start-up took {:.1f} ms)",
               st.version, ::getpid(), smp::count(), fmt::join(st.cfg.data_directories(), ", "),
               st.cfg.commitlog_dir(), ms_since(st.process_start));
+    systemd_notify("READY=1\nSTATUS=serving");
     co_await st.stop_requested.wait([&st] { return st.signals_seen > 0; });
+    systemd_notify("STOPPING=1\nSTATUS=draining");
     auto drain_start = clock_type::now();
     size_t failed = co_await st.stop_steps.run();
     co_await cql_server.stop();

@@ -83,11 +83,13 @@ std::optional<frame_header> decode_frame_header(std::span<const uint8_t> in, uin
                                       int32_t(h.length)),
                           true);
     }
-    if (h.length > max_frame_size) {
+    // Cassandra counts the header in the frame's length, and answers Invalid (not a protocol error).
+    uint64_t frame_length = uint64_t(h.length) + frame_header_size;
+    if (frame_length > max_frame_size) {
         throw frame_error(h.stream,
-                          fmt::format("Request is too big: length {} exceeds maximum allowed length {}.", h.length,
-                                      max_frame_size),
-                          false, h.length);
+                          fmt::format("Request is too big: length {} exceeds maximum allowed length {}.",
+                                      frame_length, max_frame_size),
+                          false, h.length, cql::error_code::invalid);
     }
     if (!is_request_opcode(h.op)) {
         throw frame_error(h.stream, fmt::format("Unknown or unsupported opcode {} at offset 4 of the frame header",

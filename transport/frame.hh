@@ -58,12 +58,14 @@ struct frame_header {
     uint32_t length = 0;
 };
 
-// A request the server refuses with ERROR protocol_error on `stream`. `fatal`: the byte stream cannot be framed any
-// further (bad version, insane length), so the connection closes once the error is written.
+// A request the server refuses with an ERROR (protocol_error, or invalid for a frame too big, as Cassandra) on
+// `stream`. `fatal`: the byte stream cannot be framed any further (bad version, insane length), so the connection
+// closes once the error is written.
 class frame_error : public cql::cql_error {
 public:
-    frame_error(int16_t stream, const std::string& message, bool fatal, uint32_t skip = 0)
-        : cql::cql_error(cql::error_code::protocol_error, message), _stream(stream), _fatal(fatal), _skip(skip) {}
+    frame_error(int16_t stream, const std::string& message, bool fatal, uint32_t skip = 0,
+                cql::error_code code = cql::error_code::protocol_error)
+        : cql::cql_error(code, message), _stream(stream), _fatal(fatal), _skip(skip) {}
     int16_t stream() const noexcept { return _stream; }
     bool fatal() const noexcept { return _fatal; }
     // Not fatal: the body bytes after the header to read and drop before the next frame.
@@ -77,8 +79,8 @@ private:
 
 // Decodes a request header from its first 9 bytes (fewer: std::nullopt, wait for more; a version-1/2 header is
 // judged on its first 3 bytes). Throws frame_error: fatal for a version other than 4 or the response direction
-// bit, or a length with bit 31 set; not fatal for a length above max_frame_size (the body is skipped) or an opcode
-// a client may not send. The version error's text is Cassandra 3's (FORMAT.md, "Version").
+// bit, or a length with bit 31 set; not fatal for a frame (header and body) above max_frame_size (an invalid
+// request, its body skipped) or an opcode a client may not send. The texts are Cassandra's (FORMAT.md).
 std::optional<frame_header> decode_frame_header(std::span<const uint8_t> in, uint32_t max_frame_size);
 
 // The 9 bytes of a response header (version 0x84).

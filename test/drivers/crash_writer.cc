@@ -135,11 +135,11 @@ void append_line(int fd, const std::string& line) {
     }
 }
 
-database_config make_config(const std::string& workdir, const std::string& sync, uint64_t threshold,
+database_config make_config(const std::string& workdir, const std::string& sync, uint64_t dirty_limit,
                             uint64_t segment_kb) {
     database_config cfg;
     cfg.data_directory = workdir + "/data";
-    cfg.memtable_flush_threshold = threshold;
+    cfg.dirty_memory_hard_limit = dirty_limit;
     cfg.commitlog.commitlog_directory = workdir + "/commitlog";
     cfg.commitlog.commitlog_sync = commitlog::parse_sync_mode(sync);
     cfg.commitlog.commitlog_sync_period_in_ms = 10;
@@ -392,7 +392,7 @@ int crash_writer_main(int argc, char** argv) {
     runtime_options rt;
     rt.add(opts);
     std::string workdir, sync, ack_file;
-    uint64_t seed = 0, cycle = 0, writers = 0, ops = 0, threshold = 0, segment_kb = 0;
+    uint64_t seed = 0, cycle = 0, writers = 0, ops = 0, dirty_limit = 0, segment_kb = 0;
     bool verify_mode = false;
     opts.add("workdir", "the database's directory (data/ and commitlog/ in it)", &workdir, "./crash-data");
     opts.add("commitlog-sync", "batch or periodic", &sync, "batch");
@@ -402,7 +402,8 @@ int crash_writer_main(int argc, char** argv) {
     opts.add("ack-file", "where acknowledged writes are appended", &ack_file, "./crash-acks");
     opts.add("writers", "writes in flight", &writers, uint64_t(4), uint64_t(1), uint64_t(256));
     opts.add("ops", "writes to do (0: until killed)", &ops, uint64_t(0), uint64_t(0), uint64_t(cycle_span - 1));
-    opts.add("memtable-threshold", "memtable flush threshold in bytes", &threshold, uint64_t(64 << 10), uint64_t(1));
+    opts.add("dirty-memory-limit", "each shard's dirty memory hard limit in bytes (flushes start at 60%)",
+             &dirty_limit, uint64_t(64 << 10), uint64_t(1));
     opts.add("segment-kb", "commitlog segment size in KiB", &segment_kb, uint64_t(64), uint64_t(64), uint64_t(1 << 20));
     opts.add("verify", "compare the table with the ack file instead of writing", &verify_mode);
     int exit_status = 0;
@@ -413,7 +414,7 @@ int crash_writer_main(int argc, char** argv) {
     database_config cfg;
     std::vector<node::directory_lock> locks;
     try {
-        cfg = make_config(workdir, sync, threshold, segment_kb);
+        cfg = make_config(workdir, sync, dirty_limit, segment_kb);
         // As the node does: a second process on the directories (a writer not dead yet) is refused.
         locks.push_back(node::directory_lock::acquire(cfg.data_directory));
         locks.push_back(node::directory_lock::acquire(cfg.commitlog.commitlog_directory));

@@ -78,11 +78,19 @@ struct result {
 
 // `writers` coroutines adding `size`-byte entries for `seconds`; the log's segments are deleted as they fill
 // (the table discarded up to the last position every 1024 entries), as flushes would.
-future<result> run_log(const std::string& dir, sync_mode mode, int writers, size_t size, double seconds) {
+struct log_options {
+    uint64_t segment_size_mb = 32;
+    uint64_t recycled_segments = commitlog_config().max_recycled_segments;
+};
+
+future<result> run_log(const std::string& dir, sync_mode mode, int writers, size_t size, double seconds,
+                       log_options lo) {
     std::filesystem::remove_all(dir);
     commitlog_config cfg;
     cfg.commitlog_directory = dir;
     cfg.commitlog_sync = mode;
+    cfg.commitlog_segment_size_in_mb = lo.segment_size_mb;
+    cfg.max_recycled_segments = lo.recycled_segments;
     auto log = co_await commitlog::commitlog::create(cfg, 0);
     table_id t{};
     t[0] = 1;
@@ -130,6 +138,10 @@ int perf_commitlog_main(int argc, char** argv) {
              uint64_t(1));
     opts.add("periodic-writers", "writers in flight in periodic mode", &periodic_writers, uint64_t(64), uint64_t(1));
     opts.add("duration-ms", "milliseconds per measurement", &ms, uint64_t(3000), uint64_t(1));
+    log_options lo;
+    opts.add("segment-size-mb", "commitlog_segment_size_in_mb", &lo.segment_size_mb, uint64_t(32), uint64_t(1));
+    opts.add("recycled-segments", "max_recycled_segments (0: discarded segments are deleted, new ones created)",
+             &lo.recycled_segments, lo.recycled_segments, uint64_t(0));
     opts.add("data-directory", "where the segments go (a real disk: the figures include its fdatasyncs)", &data_dir,
              "/var/tmp/reef-perf");
     int exit_status = 0;
@@ -142,26 +154,29 @@ int perf_commitlog_main(int argc, char** argv) {
     auto dir = fmt::format("{}/perf-commitlog-{}", data_dir, ::getpid());
     std::filesystem::create_directories(dir);
     double seconds = double(ms) / 1000;
-    fmt::print("reef perf-commitlog: segments in {}, {:.1f} s per measurement\n\n", dir, seconds);
+    fmt::print("reef perf-commitlog: segments of {} MiB in {}, at most {} recycled, {:.1f} s per measurement\n\n",
+               lo.segment_size_mb, dir, lo.recycled_segments, seconds);
     int rc = run(cfg, [&]() -> future<int> {
         double plain = plain_sync_loop(dir, entry_size, seconds);
         fmt::print("batch mode, {}-byte entries (acknowledged after fdatasync)\n", entry_size);
-        fmt::print("{:<28} {:>12} {:>10} {:>10} {:>10} {:>12} {:>14}\n", "", "entries/s", "entries", "syncs", "writes",
-                   "vs 1 writer", "vs plain loop");
+        fmt::print("{:<28} {:>12} {:>10} {:>10} {:>10} {:>12} {:>14} {:>12}\n", "", "entries/s", "entries", "syncs",
+                   "writes", "vs 1 writer", "vs plain loop", "new/reused");
         fmt::print("{:<28} {:>12.0f} {:>10} {:>10} {:>10} {:>12} {:>14}\n", "plain write+fdatasync loop", plain, "", "",
                    "", "", "1.00");
         double one = 0;
         for (int writers : {1, 16, 128}) {
-            auto r = co_await run_log(dir + "/log", sync_mode::batch, writers, entry_size, seconds);
+            auto r = co_await run_log(dir + "/log", sync_mode::batch, writers, entry_size, seconds, lo);
             if (writers == 1) {
                 one = r.entries_per_s;
             }
-            fmt::print("{:<28} {:>12.0f} {:>10} {:>10} {:>10} {:>12.2f} {:>14.2f}\n",
+            fmt::print("{:<28} {:>12.0f} {:>10} {:>10} {:>10} {:>12.2f} {:>14.2f} {:>12}\n",
                        fmt::format("commitlog, {} writers", writers), r.entries_per_s, r.stats.entries, r.stats.syncs,
-                       r.stats.writes, r.entries_per_s / one, r.entries_per_s / plain);
+                       r.stats.writes, r.entries_per_s / one, r.entries_per_s / plain,
+                       fmt::format("{}/{}", r.stats.segments_created, r.stats.segments_recycled));
             std::fflush(stdout);
         }
-        auto r = co_await run_log(dir + "/log", sync_mode::periodic, int(periodic_writers), periodic_entry_size, seconds);
+        auto r = co_await run_log(dir + "/log", sync_mode::periodic, int(periodic_writers), periodic_entry_size, seconds,
+                                  lo);
         uint64_t bytes = uint64_t(r.mb_per_s * 1e6 * seconds);
         double seq = plain_sequential(dir, std::max<uint64_t>(bytes, 64 << 20));
         fmt::print("\nperiodic mode, {}-byte entries, {} writers (acknowledged after write)\n", periodic_entry_size,

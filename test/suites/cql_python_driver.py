@@ -59,8 +59,9 @@ def check(cond, what):
 def connect(port, compression=False, protocol_version=4, control=False):
     """control: the driver reads a connection with nothing in flight (events) only if it is its control one."""
     AsyncoreConnection.initialize_reactor()
+    # user_type_map: what Cluster passes; the driver needs a dict to decode a UDT in result metadata.
     return AsyncoreConnection.factory(DefaultEndPoint('127.0.0.1', port), 10, protocol_version=protocol_version,
-                                      compression=compression, is_control_connection=control)
+                                      compression=compression, is_control_connection=control, user_type_map={})
 
 
 def query(conn, text):

@@ -32,7 +32,7 @@ def check(cond, what):
 
 def writer_args(work, mode, seed, acks):
     return [REEF, 'crash-writer', '--workdir', work, '--smp', '2', '--no-pin-threads', '--commitlog-sync', mode,
-            '--seed', str(seed), '--ack-file', acks, '--memtable-threshold', '65536', '--segment-kb', '64']
+            '--seed', str(seed), '--ack-file', acks, '--dirty-memory-limit', '65536', '--segment-kb', '64']
 
 
 def wait_for_text(path, needle, proc, timeout):

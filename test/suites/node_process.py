@@ -105,7 +105,9 @@ def cql_options(port):
 
 def main():
     out = subprocess.run([REEF, '--version'], capture_output=True, text=True, timeout=30)
-    check(out.returncode == 0 and out.stdout.startswith('reef ') and '(commit ' in out.stdout,
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'VERSION')) as f:
+        release = f.read().strip()
+    check(out.returncode == 0 and out.stdout.startswith(f'reef {release} (commit '),
           f'reef --version: {out.returncode} {out.stdout!r} {out.stderr!r}')
     print(out.stdout.strip())
     out = subprocess.run([REEF, 'server', '--help'], capture_output=True, text=True, timeout=30)

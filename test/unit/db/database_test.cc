@@ -33,10 +33,11 @@ keyspace_definition simple_keyspace(std::string name) {
     return keyspace_definition{std::move(name), {{"class", "SimpleStrategy"}, {"replication_factor", "1"}}, true};
 }
 
-database_config config_in(const tmpdir& dir, size_t flush_threshold = 64 << 20) {
+// dirty_limit: each shard's dirty memory hard limit (flushes start at 60% of it).
+database_config config_in(const tmpdir& dir, size_t dirty_limit = 64 << 20) {
     database_config cfg;
     cfg.data_directory = dir.path() + "/data";
-    cfg.memtable_flush_threshold = flush_threshold;
+    cfg.dirty_memory_hard_limit = dirty_limit;
     return cfg;
 }
 

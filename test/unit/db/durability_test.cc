@@ -1,5 +1,5 @@
-// The database's durability through the commitlog: random writes from every shard (with flushes under a small
-// threshold), then a clean stop (drain: no segment left) or a crash (commitlog closed as it is, memtables dropped
+// The database's durability through the commitlog: random writes from every shard (with flushes under a small dirty
+// memory limit), then a clean stop (drain: no segment left) or a crash (commitlog closed as it is, memtables dropped
 // unflushed), a restart, and every table read against a model; a counter table proves that entries already in
 // sstables are skipped (replayed twice they would add up twice); a schema change survives a crash; the flush's
 // sstable carries its memtable's commitlog interval; the purge guard keeps a tombstone while the commitlog holds
@@ -30,10 +30,11 @@ keyspace_definition simple_keyspace(std::string name) {
     return keyspace_definition{std::move(name), {{"class", "SimpleStrategy"}, {"replication_factor", "1"}}, true};
 }
 
-database_config config_in(const tmpdir& dir, size_t flush_threshold, commitlog::sync_mode mode) {
+// dirty_limit: each shard's dirty memory hard limit (flushes start at 60% of it).
+database_config config_in(const tmpdir& dir, size_t dirty_limit, commitlog::sync_mode mode) {
     database_config cfg;
     cfg.data_directory = dir.path() + "/data";
-    cfg.memtable_flush_threshold = flush_threshold;
+    cfg.dirty_memory_hard_limit = dirty_limit;
     cfg.commitlog.commitlog_directory = dir.path() + "/commitlog";
     cfg.commitlog.commitlog_sync = mode;
     cfg.commitlog.commitlog_sync_period_in_ms = 5;

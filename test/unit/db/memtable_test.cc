@@ -1,5 +1,6 @@
 // Randomized tests of the memtable and its reader against a model (a map of merged mutations):
 // partition ranges, slices, forward and reversed, forwarding windows, next_partition, writes during reads, occupancy.
+#include "db/dirty_memory_manager.hh"
 #include "db/memtable.hh"
 #include "db/memtable_reader.hh"
 #include "mutation/fragment_stream_validator.hh"
@@ -670,6 +671,43 @@ BOOST_AUTO_TEST_CASE(test_occupancy_matches_recount) {
             BOOST_REQUIRE_EQUAL(mt.occupancy(), mt.compute_occupancy());
         }
     });
+}
+
+// apply_bound(m), what a write reserves before it is admitted, is at least what apply(m) adds, for random merges
+// into partitions that already hold rows, collections and range tombstones; and the memtable's dirty memory
+// account follows its occupancy, as active, then sealed, then released.
+BOOST_AUTO_TEST_CASE(test_apply_bound_covers_growth_and_dirty_memory_follows) {
+    size_t over = 0, with_range_tombstones = 0;
+    testing::for_random_cases(150, [&](schema_ptr s, mutation_generator& g) {
+        dirty_memory_manager dm("test", 1 << 30);
+        {
+            memtable mt(s);
+            mt.set_dirty_memory(&dm);
+            for (int w = 0; w < 20; ++w) {
+                auto m = g.make(pkey(g.rnd(0, 5)), 10);
+                size_t before = mt.occupancy();
+                size_t bound = memtable::apply_bound(*s, m);
+                mt.apply(m);
+                size_t grew = mt.occupancy() > before ? mt.occupancy() - before : 0;
+                if (grew > bound) {
+                    ++over;
+                    with_range_tombstones += !m.partition().range_tombstones().empty();
+                    BOOST_TEST_MESSAGE("grew " << grew << " > bound " << bound);
+                }
+                BOOST_REQUIRE_EQUAL(dm.dirty(), mt.occupancy());
+                BOOST_REQUIRE_EQUAL(dm.unspooled(), mt.occupancy());
+            }
+            mt.mark_sealed();
+            BOOST_REQUIRE_EQUAL(dm.unspooled(), 0u);
+            mt.apply(g.make(pkey(g.rnd(0, 5)), 10));  // a write of its phase still in flight
+            BOOST_REQUIRE_EQUAL(dm.dirty(), mt.occupancy());
+            BOOST_REQUIRE_EQUAL(dm.unspooled(), 0u);
+            BOOST_REQUIRE_GE(dm.stats().peak_dirty, mt.occupancy());
+        }
+        BOOST_REQUIRE_EQUAL(dm.dirty(), 0u);  // the destructor released it
+    });
+    BOOST_TEST_MESSAGE(over << " writes grew past their bound, " << with_range_tombstones << " with range tombstones");
+    BOOST_REQUIRE_EQUAL(over, 0u);
 }
 
 // Occupancy grows with every new row, by a sane amount per row, is at

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <random>
+#include <set>
 
 using namespace reef;
 using namespace reef::transport;
@@ -582,12 +583,14 @@ REEF_TEST_CASE(test_unsupported_version_and_malformed_frames) {
     auto f = co_await c.request(3, opcode::query, body);
     BOOST_CHECK_EQUAL(error_of(f).second, "QUERY: [int] result page size at offset 17: needs 4 bytes, 1 left in the 18-byte body");
     // Too big: refused, the body skipped without being buffered whole, the connection goes on.
-    bytes big = client::header(4, 0, 4, uint8_t(opcode::query), (1 << 20) + 1);
-    big.resize(big.size() + (1 << 20) + 1, 0xee);
+    bytes big = client::header(4, 0, 4, uint8_t(opcode::query), (1 << 20) - 8);
+    big.resize(big.size() + (1 << 20) - 8, 0xee);
     co_await c.send_raw(std::move(big));
     auto e = co_await c.recv();
     BOOST_CHECK_EQUAL(e->stream, 4);
-    BOOST_CHECK_EQUAL(error_of(*e).second, "Request is too big: length 1048577 exceeds maximum allowed length 1048576.");
+    BOOST_CHECK(error_of(*e) == std::make_pair(int32_t(0x2200),
+                                               std::string("Request is too big: length 1048577 exceeds maximum "
+                                                           "allowed length 1048576.")));
     // An unknown opcode, then a good query.
     auto three = some_bytes(3, 1);
     co_await c.send(5, opcode(0x33), std::move(three));
@@ -769,4 +772,76 @@ REEF_TEST_CASE(test_stop_answers_requests_in_flight) {
     co_await busy.close();
     co_await idle.close();
     co_await srv.handlers.stop();
+}
+
+namespace {
+
+// Six 100 ms requests on one connection under cfg: all answered (never shed); returns how long they took and how
+// many frames waited for request memory.
+future<std::pair<int64_t, uint64_t>> six_slow_requests(server_config cfg) {
+    test_server srv;
+    co_await srv.start(cfg);
+    auto c = co_await started_client(srv);
+    auto start = steady_clock_type::now();
+    for (int16_t s = 1; s <= 6; ++s) {
+        co_await c.send(s, opcode::query, query_body("SLEEP 100 " + std::string(60, 'x')));
+    }
+    std::set<int16_t> streams;
+    for (int i = 0; i < 6; ++i) {
+        auto f = co_await c.recv();
+        BOOST_REQUIRE(f);
+        BOOST_CHECK_EQUAL(f->op, uint8_t(opcode::result));
+        streams.insert(f->stream);
+    }
+    BOOST_CHECK_EQUAL(streams.size(), 6u);
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock_type::now() - start).count();
+    auto blocked = co_await srv.servers.map_reduce0([](cql_server& s) { return s.stats().requests_blocked_memory; },
+                                                    uint64_t(0), std::plus<uint64_t>());
+    co_await c.close();
+    co_await srv.stop();
+    co_return std::make_pair(int64_t(took), blocked);
+}
+
+} // namespace
+
+REEF_TEST_CASE(test_in_flight_cap_and_request_memory_hold_requests_back) {
+    // Two in flight per connection: three waves.
+    server_config two;
+    two.max_in_flight_per_connection = 2;
+    auto [took, blocked] = co_await six_slow_requests(two);
+    BOOST_CHECK_GE(took, 290);
+    BOOST_CHECK_EQUAL(blocked, 0u);
+    // Request memory for less than two bodies: one at a time.
+    server_config small;
+    small.request_memory_per_shard = 100;
+    auto [took2, blocked2] = co_await six_slow_requests(small);
+    BOOST_CHECK_GE(took2, 590);
+    BOOST_CHECK_GT(blocked2, 0u);
+    BOOST_TEST_MESSAGE("in-flight cap 2: " << took << " ms; memory for one body: " << took2 << " ms");
+}
+
+REEF_TEST_CASE(test_a_client_leaving_with_requests_in_flight) {
+    test_server srv;
+    co_await srv.start();
+    for (int i = 0; i < 10; ++i) {
+        auto c = co_await started_client(srv);
+        for (int16_t s = 1; s <= 5; ++s) {
+            co_await c.send(s, opcode::query, query_body("SLEEP " + std::to_string(s * 10)));
+        }
+        co_await c.close();
+    }
+    // Every connection ends once its requests are done, and is counted out on its shard and on shard 0.
+    auto open = [&srv]() -> future<int64_t> {
+        co_return co_await srv.servers.map_reduce0([](cql_server& s) { return s.stats().current_connections; },
+                                                   int64_t(0), std::plus<int64_t>());
+    };
+    for (int i = 0; i < 100 && co_await open() > 0; ++i) {
+        co_await sleep(20ms);
+    }
+    BOOST_CHECK_EQUAL(co_await open(), 0);
+    auto c = co_await started_client(srv);
+    auto f = co_await c.request(1, opcode::query, query_body("SELECT fine"));
+    BOOST_CHECK_EQUAL(first_cell(f), "SELECT fine");
+    co_await c.close();
+    co_await srv.stop();
 }

@@ -1,0 +1,302 @@
+// A page of live rows per shard, merged. See query_page.hh.
+//
+// Each shard reads its part with the page's whole row limit (it cannot know how the others' partitions interleave
+// with its own), so a page costs up to shards x rows read; the merge keeps the first row_limit rows in ring order,
+// which are complete: a shard that stopped early has all its rows before its last key, and the cut comes at or
+// before every such key.
+#include "db/query_page.hh"
+
+#include "db/database_helpers.hh"
+#include "reader/compacting_reader.hh"
+#include "runtime/smp.hh"
+#include "runtime/when_all.hh"
+#include "runtime/with_closeable.hh"
+
+#include <algorithm>
+
+namespace reef {
+
+uint64_t counted_rows(const mutation& m, bool static_only_is_row, bool resumed_partition) {
+    auto n = m.partition().rows().size();
+    if (n == 0 && static_only_is_row && !resumed_partition && !m.partition().static_row().empty()) {
+        return 1;
+    }
+    return n;
+}
+
+namespace {
+
+bool resumes(const page_request& req, const dht::decorated_key& k) {
+    return req.start_after && req.start_after->row && req.start_after->key == k;
+}
+
+// The forward slice cut to what lies strictly after `row` in the read's order.
+clustering_ranges slice_after(const schema& s, const clustering_ranges& forward, const clustering_key_prefix& row,
+                              bool reversed) {
+    position_in_partition_comparator cmp(s);
+    clustering_ranges out;
+    for (auto r : forward) {
+        if (!reversed) {
+            auto b = position_in_partition::after_key(row);
+            if (cmp(r.start, b) < 0) {
+                r.start = b;
+            }
+        } else {
+            auto b = position_in_partition::before_key(row);
+            if (cmp(b, r.end) < 0) {
+                r.end = b;
+            }
+        }
+        if (cmp(r.start, r.end) < 0) {
+            out.push_back(std::move(r));
+        }
+    }
+    return out;
+}
+
+// The part of `range` strictly after key k, which lies in or before it (none when nothing of it does).
+std::optional<dht::partition_range> range_after(const dht::partition_range& range, const dht::decorated_key& k) {
+    if (range.end() && range.end()->position.compare(k) <= 0) {
+        return std::nullopt;
+    }
+    if (range.before(k)) {
+        return range;
+    }
+    return dht::partition_range(dht::partition_range::bound{dht::ring_position::for_key(k), false}, range.end());
+}
+
+// Consumes a compacted stream into the page's partitions, counting rows, until the page is full.
+class page_builder {
+public:
+    page_builder(schema_ptr s, const page_request& req)
+        : _s(s), _req(req), _reversed(req.order == read_order::reversed), _builder(std::move(s), _reversed) {}
+
+    // Feeds one fragment; returns false once the page is full (the partition in progress is finished).
+    // Sets `skip_partition` when the rest of the current partition is not wanted (its limit is reached).
+    bool consume(mutation_fragment&& f, bool& skip_partition) {
+        skip_partition = false;
+        if (auto* ps = std::get_if<partition_start>(&f)) {
+            _key = ps->key;
+            _open = true;
+            _emitted = 0;
+            _resumed = resumes(_req, ps->key);
+            _partition_rows = _resumed ? _req.start_after->partition_rows : 0;
+            _builder.consume(f);
+            if (_partition_rows >= _req.partition_row_limit) {
+                finish();
+                skip_partition = true;
+            }
+            return true;
+        }
+        if (!_open) {
+            return true;  // the rest of a partition skipped
+        }
+        if (std::holds_alternative<partition_end>(f)) {
+            finish();
+            return _result.rows < _req.row_limit;
+        }
+        if (auto* cr = std::get_if<clustering_row>(&f)) {
+            auto ck = cr->key;
+            _builder.consume(f);
+            ++_emitted;
+            ++_partition_rows;
+            ++_result.rows;
+            _result.last = page_position{*_key, std::move(ck), _partition_rows};
+            if (_result.rows >= _req.row_limit) {
+                finish();
+                return false;
+            }
+            if (_partition_rows >= _req.partition_row_limit) {
+                finish();
+                skip_partition = true;
+            }
+            return true;
+        }
+        _builder.consume(f);
+        return true;
+    }
+
+    page_result take() { return std::move(_result); }
+    page_result& result() noexcept { return _result; }
+
+private:
+    void finish() {
+        _open = false;
+        auto m = _builder.consume(partition_end{});
+        if (!m) {
+            return;
+        }
+        if (_emitted == 0) {
+            if (counted_rows(*m, _req.static_only_is_row, _resumed) == 0) {
+                return;
+            }
+            ++_result.rows;
+            _result.last = page_position{*_key, std::nullopt, 1};
+        }
+        _result.partitions.push_back(std::move(*m));
+    }
+
+    schema_ptr _s;
+    const page_request& _req;
+    bool _reversed;
+    mutation_partition_builder _builder;
+    page_result _result;
+    std::optional<dht::decorated_key> _key;
+    bool _open = false;
+    bool _resumed = false;
+    uint64_t _emitted = 0;
+    uint64_t _partition_rows = 0;
+};
+
+// Reads `opts` into the builder until the page is full (returns false) or the stream ends (returns true).
+future<bool> read_into(std::shared_ptr<table> t, reader_permit permit, read_options opts, deletion_time_type now,
+                       page_builder& b) {
+    auto raw = t->make_reader(permit, std::move(opts));
+    auto r = make_compacting_reader(std::move(raw), now, compaction_mode::query);
+    bool ended = false;
+    co_await with_closeable(std::move(r), [&](mutation_reader& r) -> future<> {
+        while (true) {
+            if (r.is_buffer_empty()) {
+                if (r.is_end_of_stream()) {
+                    ended = true;
+                    co_return;
+                }
+                permit.check_timeout("the next rows");
+                co_await r.fill_buffer();
+                continue;
+            }
+            bool skip = false;
+            if (!b.consume(r.pop_mutation_fragment(), skip)) {
+                co_return;
+            }
+            if (skip) {
+                co_await r.next_partition();
+            }
+        }
+    });
+    co_return ended;
+}
+
+future<page_result> query_page_local(database& db, table_id id, page_request req) {
+    auto t = db.find_table_shared(id);
+    if (!t) {
+        throw no_such_table("no table " + utils::to_string(id) + " on shard " + std::to_string(this_shard_id()));
+    }
+    auto s = t->schema();
+    reader_permit permit(req.description, req.timeout);
+    bool reversed = req.order == read_order::reversed;
+    page_builder b(s, req);
+    std::optional<dht::partition_range> rest = req.range;
+    if (req.start_after) {
+        auto& k = req.start_after->key;
+        if (req.start_after->row && dht::shard_of(k.get_token(), smp::count()) == this_shard_id() &&
+            req.range.contains(k) && req.start_after->partition_rows < req.partition_row_limit) {
+            auto forward = slice_after(*s, req.slice, *req.start_after->row, reversed);
+            if (!forward.empty()) {
+                read_options opts{.range = dht::partition_range::singular(k),
+                                  .slice = reversed ? reverse_ranges(forward) : std::move(forward),
+                                  .order = req.order,
+                                  .bypass = req.bypass};
+                if (!co_await read_into(t, permit, std::move(opts), req.now, b)) {
+                    auto res = b.take();
+                    res.exhausted = false;
+                    co_return res;
+                }
+            }
+        }
+        rest = range_after(req.range, k);
+    }
+    if (rest) {
+        read_options opts{.range = *rest,
+                          .slice = reversed ? reverse_ranges(req.slice) : req.slice,
+                          .order = req.order,
+                          .bypass = req.bypass};
+        if (!co_await read_into(t, permit, std::move(opts), req.now, b)) {
+            auto res = b.take();
+            res.exhausted = false;
+            co_return res;
+        }
+    }
+    auto res = b.take();
+    res.exhausted = true;
+    co_return res;
+}
+
+// The first `n` rows of m in the read's order, with its static row.
+mutation first_rows(const mutation& m, uint64_t n, bool reversed) {
+    mutation out(m.schema(), m.decorated_key());
+    auto& s = *m.schema();
+    for (auto& [id, c] : m.partition().static_row().cells()) {
+        out.partition().apply_static(s, id, c);
+    }
+    auto& rows = m.partition().rows();
+    auto keep = [&](const auto& entry) { out.partition().apply_row(s, entry.first, entry.second); };
+    if (!reversed) {
+        for (auto it = rows.begin(); it != rows.end() && n > 0; ++it, --n) {
+            keep(*it);
+        }
+    } else {
+        for (auto it = rows.rbegin(); it != rows.rend() && n > 0; ++it, --n) {
+            keep(*it);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+std::shared_ptr<table> database::find_table_shared(const table_id& id) {
+    auto it = _tables.find(id);
+    return it == _tables.end() ? nullptr : it->second->t;
+}
+
+future<page_result> query_page(sharded<database>& db, schema_ptr s, page_request req) {
+    auto id = s->id();
+    if (req.range.is_singular() && req.range.start()->position.key()) {
+        auto shard = dht::shard_of(req.range.start()->position.get_token(), smp::count());
+        auto one = [id, req](database& d) { return query_page_local(d, id, req); };
+        co_return co_await db.invoke_on(shard, one);
+    }
+    std::vector<future<page_result>> parts;
+    for (shard_id sh = 0; sh < smp::count(); ++sh) {
+        auto one = [id, req](database& d) { return query_page_local(d, id, req); };
+        parts.push_back(db.invoke_on(sh, one));
+    }
+    auto results = co_await when_all(std::move(parts));
+    page_result out;
+    std::vector<mutation> all;
+    for (auto& r : results) {
+        out.exhausted = out.exhausted && r.exhausted;
+        for (auto& m : r.partitions) {
+            all.push_back(std::move(m));
+        }
+    }
+    std::sort(all.begin(), all.end(),
+              [](const mutation& a, const mutation& b) { return a.decorated_key() < b.decorated_key(); });
+    bool reversed = req.order == read_order::reversed;
+    for (auto& m : all) {
+        if (out.rows >= req.row_limit) {
+            out.exhausted = false;
+            break;
+        }
+        bool resumed = resumes(req, m.decorated_key());
+        uint64_t before = resumed ? req.start_after->partition_rows : 0;
+        auto n = counted_rows(m, req.static_only_is_row, resumed);
+        if (out.rows + n > req.row_limit) {
+            n = req.row_limit - out.rows;
+            m = first_rows(m, n, reversed);
+            out.exhausted = false;
+        }
+        out.rows += n;
+        auto& rows = m.partition().rows();
+        std::optional<clustering_key_prefix> last_row;
+        if (!rows.empty()) {
+            last_row = reversed ? rows.begin()->first : rows.rbegin()->first;
+        }
+        out.last = page_position{m.decorated_key(), std::move(last_row), before + n};
+        out.partitions.push_back(std::move(m));
+    }
+    co_return out;
+}
+
+} // namespace reef

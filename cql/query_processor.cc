@@ -91,10 +91,15 @@ future<result_message> query_processor::execute(std::string query, client_state&
 }
 
 future<result_message> query_processor::prepare(std::string query, client_state& state) {
+    // The keyspace is read now, not in the coroutine: it starts later, maybe after the caller's state is gone.
+    return prepare_in(std::move(query), state.keyspace);
+}
+
+future<result_message> query_processor::prepare_in(std::string query, std::string keyspace) {
     auto raw = parse_statement(query);
-    std::shared_ptr<const cql_statement> st = raw->prepare(db(), state.keyspace);
+    std::shared_ptr<const cql_statement> st = raw->prepare(db(), keyspace);
     prepared_result r;
-    r.id = prepared_id(state.keyspace, query);
+    r.id = prepared_id(keyspace, query);
     r.bind_variables = st->bind_variables();
     r.partition_key_bind_indexes = st->partition_key_bind_indexes();
     r.result_columns = st->result_columns();

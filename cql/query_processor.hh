@@ -54,6 +54,9 @@ public:
 private:
     struct prepared_cache;
 
+    // PREPARE against `keyspace` (the connection's, copied).
+    future<result_message> prepare_in(std::string query, std::string keyspace);
+
     sharded<database>* _db;
     sharded<query_processor>* _container;
     query_processor_config _cfg;

@@ -38,45 +38,17 @@ std::string map_literal(const std::map<std::string, std::string>& m) {
     return s + "}";
 }
 
-// The table options as Cassandra 5.0 prints them, in its order: the defaults, and what the table's options say.
+// The table options as Cassandra 5.0 prints them, in its order (values as system_schema.tables keeps them).
 std::vector<std::pair<std::string, std::string>> table_option_lines(const table_options& o) {
-    std::map<std::string, std::string> compression = {
-        {"chunk_length_in_kb", "16"}, {"class", "org.apache.cassandra.io.compress.LZ4Compressor"}};
-    if (!o.compression.empty()) {
-        compression.clear();
-        for (auto [k, v] : o.compression) {
-            if (k == "class" && v.find('.') == std::string::npos) {
-                v = "org.apache.cassandra.io.compress." + v;
-            }
-            compression[k] = v;
-        }
-    }
-    std::vector<std::pair<std::string, std::string>> lines = {
-        {"additional_write_policy", "'99p'"},
-        {"allow_auto_snapshot", "true"},
-        {"bloom_filter_fp_chance", "0.01"},
-        {"caching", "{'keys': 'ALL', 'rows_per_partition': 'NONE'}"},
-        {"cdc", "false"},
-        {"comment", "''"},
-        {"compaction", "{'class': 'org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy', "
-                       "'max_threshold': '32', 'min_threshold': '4'}"},
-        {"compression", map_literal(compression)},
-        {"memtable", "'default'"},
-        {"crc_check_chance", "1.0"},
-        {"default_time_to_live", std::to_string(o.default_time_to_live)},
-        {"extensions", "{}"},
-        {"gc_grace_seconds", std::to_string(o.gc_grace_seconds)},
-        {"incremental_backups", "true"},
-        {"max_index_interval", "2048"},
-        {"memtable_flush_period_in_ms", "0"},
-        {"min_index_interval", "128"},
-        {"read_repair", "'BLOCKING'"},
-        {"speculative_retry", "'99p'"},
+    static const char* names[] = {
+        "additional_write_policy", "allow_auto_snapshot", "bloom_filter_fp_chance", "caching", "cdc", "comment",
+        "compaction", "compression", "memtable", "crc_check_chance", "default_time_to_live", "extensions",
+        "gc_grace_seconds", "incremental_backups", "max_index_interval", "memtable_flush_period_in_ms",
+        "min_index_interval", "read_repair", "speculative_retry",
     };
-    for (auto& [name, value] : lines) {
-        if (auto it = o.other.find(name); it != o.other.end()) {
-            value = it->second;
-        }
+    std::vector<std::pair<std::string, std::string>> lines;
+    for (auto* n : names) {
+        lines.emplace_back(n, schema_tables::table_option_literal(o, n));
     }
     return lines;
 }

@@ -30,6 +30,10 @@ struct query_processor::prepared_cache {
         lru.splice(lru.begin(), lru, it->second);
         return it->second->statement;
     }
+    void clear() {
+        by_id.clear();
+        lru.clear();
+    }
     void insert(bytes id, std::shared_ptr<const cql_statement> st) {
         auto k = key(id);
         if (auto it = by_id.find(k); it != by_id.end()) {
@@ -87,10 +91,15 @@ future<result_message> query_processor::execute(std::string query, client_state&
 }
 
 future<result_message> query_processor::prepare(std::string query, client_state& state) {
+    // The keyspace is read now, not in the coroutine: it starts later, maybe after the caller's state is gone.
+    return prepare_in(std::move(query), state.keyspace);
+}
+
+future<result_message> query_processor::prepare_in(std::string query, std::string keyspace) {
     auto raw = parse_statement(query);
-    std::shared_ptr<const cql_statement> st = raw->prepare(db(), state.keyspace);
+    std::shared_ptr<const cql_statement> st = raw->prepare(db(), keyspace);
     prepared_result r;
-    r.id = prepared_id(state.keyspace, query);
+    r.id = prepared_id(keyspace, query);
     r.bind_variables = st->bind_variables();
     r.partition_key_bind_indexes = st->partition_key_bind_indexes();
     r.result_columns = st->result_columns();
@@ -145,6 +154,12 @@ void query_processor::add_schema_change_listener(std::function<void(const schema
 future<> query_processor::announce_schema_change(schema_change change) {
     // Named, not built inside the co_await (coroutine rule 2: GCC 12 destroyed the capture twice).
     auto tell = [change](query_processor& qp) {
+        // A prepared statement is bound to the schema it was prepared against: after an ALTER or a DROP, every
+        // one is forgotten (as Cassandra drops those of the changed table), so that EXECUTE answers unprepared and
+        // drivers prepare again against the new schema.
+        if (change.change != schema_change::change_type::created) {
+            qp._prepared->clear();
+        }
         for (auto& l : qp._listeners) {
             l(change);
         }

@@ -44,7 +44,8 @@ public:
     sharded<query_processor>& container() noexcept { return *_container; }
     const query_processor_config& config() const noexcept { return _cfg; }
 
-    // Schema-changing statements call this once the change is applied: every shard's listeners hear it.
+    // Schema-changing statements call this once the change is applied: every shard's listeners hear it, and an
+    // ALTER or DROP empties every shard's prepared-statement cache (statements prepared against the old schema).
     future<> announce_schema_change(schema_change change);
 
     // sharded::stop calls it.
@@ -52,6 +53,9 @@ public:
 
 private:
     struct prepared_cache;
+
+    // PREPARE against `keyspace` (the connection's, copied).
+    future<result_message> prepare_in(std::string query, std::string keyspace);
 
     sharded<database>* _db;
     sharded<query_processor>* _container;

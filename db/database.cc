@@ -317,36 +317,28 @@ future<> database::start() {
         std::exception_ptr err;
         try {
             int64_t ts = db.next_schema_timestamp();
-            std::vector<mutation> ms;
+            // Several batches (the keyspaces' rows, then one per table): together they pass half of a small
+            // commitlog segment, the most one entry may take. Rewritten whole at each start, they need no atomicity:
+            // the timestamps order them.
+            std::vector<std::vector<mutation>> batches(1);
             for (auto ks : {schema_tables::system_keyspace, schema_tables::system_schema_keyspace}) {
                 for (auto& m : schema_tables::drop_keyspace_mutations(std::string(ks), ts)) {
-                    ms.push_back(std::move(m));
+                    batches[0].push_back(std::move(m));
                 }
                 for (auto& m : schema_tables::create_keyspace_mutations(local_keyspace(ks), ts + 1)) {
-                    ms.push_back(std::move(m));
+                    batches[0].push_back(std::move(m));
                 }
             }
             for (auto& s : schema_tables::all_tables()) {
-                if (s->keyspace() == schema_tables::system_virtual_schema_keyspace) {
-                    continue;
-                }
-                for (auto& m : schema_tables::table_mutations(*s, ts + 1)) {
-                    ms.push_back(std::move(m));
+                if (s->keyspace() != schema_tables::system_virtual_schema_keyspace) {
+                    batches.push_back(schema_tables::table_mutations(*s, ts + 1));
                 }
             }
-            for (auto& m : schema_tables::virtual_schema_mutations(ts + 1)) {
-                ms.push_back(std::move(m));
-            }
+            batches.push_back(schema_tables::virtual_schema_mutations(ts + 1));
             db._last_schema_ts = ts + 1;
-            // Not through the commitlog: every start writes them again, so a crash loses nothing; and at ~60 KB
-            // they would not fit in one entry of a small segment.
-            std::vector<future<>> writes;
-            for (auto& m : ms) {
-                auto shard = dht::shard_of(m.decorated_key().get_token(), smp::count());
-                auto hop = [m = std::move(m)](database& db) mutable { return db.apply_unlogged_local(std::move(m)); };
-                writes.push_back(db._container->invoke_on(shard, std::move(hop)));
+            for (auto& batch : batches) {
+                co_await db.apply_schema_mutations(std::move(batch));
             }
-            co_await when_all(std::move(writes));
             co_await db.notify_schema_changed();
         } catch (...) {
             err = std::current_exception();

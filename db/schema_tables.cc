@@ -3,6 +3,8 @@
 
 #include "schema/value_format.hh"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -420,12 +422,191 @@ std::string quoted(const std::string& value) {
     return out + "'";
 }
 
-std::optional<std::string> other_option(const table_options& o, const std::string& name) {
-    auto it = o.other.find(name);
-    if (it == o.other.end()) {
-        return std::nullopt;
+// The table options system_schema.tables keeps in table_options::other, with Cassandra's defaults (as literals).
+enum class option_kind { text, number, integer, boolean, map };
+struct stored_option {
+    std::string_view name;
+    option_kind kind;
+    std::string_view default_literal;
+};
+constexpr stored_option stored_options[] = {
+    {"additional_write_policy", option_kind::text, "'99p'"},
+    {"allow_auto_snapshot", option_kind::boolean, "true"},
+    {"bloom_filter_fp_chance", option_kind::number, "0.01"},
+    {"caching", option_kind::map, "{'keys': 'ALL', 'rows_per_partition': 'NONE'}"},
+    {"cdc", option_kind::boolean, "false"},
+    {"comment", option_kind::text, "''"},
+    {"compaction", option_kind::map,
+     "{'class': 'org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy', 'max_threshold': '32', "
+     "'min_threshold': '4'}"},
+    {"crc_check_chance", option_kind::number, "1.0"},
+    {"incremental_backups", option_kind::boolean, "true"},
+    {"max_index_interval", option_kind::integer, "2048"},
+    {"memtable", option_kind::text, "'default'"},
+    {"memtable_flush_period_in_ms", option_kind::integer, "0"},
+    {"min_index_interval", option_kind::integer, "128"},
+    {"read_repair", option_kind::text, "'BLOCKING'"},
+    {"speculative_retry", option_kind::text, "'99p'"},
+};
+
+const stored_option* find_stored_option(std::string_view name) {
+    for (auto& o : stored_options) {
+        if (o.name == name) {
+            return &o;
+        }
     }
-    return unquoted(it->second);
+    return nullptr;
+}
+
+// {'k': 'v', ...} (as table_options::other keeps maps) into a map; anything else gives an empty map.
+std::map<std::string, std::string> map_of_literal(std::string_view lit) {
+    std::map<std::string, std::string> out;
+    size_t pos = 0;
+    auto skip = [&] {
+        while (pos < lit.size() && (lit[pos] == ' ' || lit[pos] == ',' || lit[pos] == ':' || lit[pos] == '{')) {
+            ++pos;
+        }
+    };
+    auto string = [&]() -> std::optional<std::string> {
+        skip();
+        if (pos >= lit.size() || lit[pos] == '}') {
+            return std::nullopt;
+        }
+        std::string v;
+        if (lit[pos] != '\'') {
+            while (pos < lit.size() && lit[pos] != ',' && lit[pos] != ':' && lit[pos] != '}' && lit[pos] != ' ') {
+                v += lit[pos++];
+            }
+            return v;
+        }
+        for (++pos; pos < lit.size(); ++pos) {
+            if (lit[pos] == '\'') {
+                if (pos + 1 < lit.size() && lit[pos + 1] == '\'') {
+                    v += '\'';
+                    ++pos;
+                    continue;
+                }
+                ++pos;
+                break;
+            }
+            v += lit[pos];
+        }
+        return v;
+    };
+    while (true) {
+        auto k = string();
+        if (!k) {
+            return out;
+        }
+        auto v = string();
+        if (!v) {
+            return out;
+        }
+        out[*k] = *v;
+    }
+}
+
+std::string literal_of_map(const std::map<std::string, std::string>& m) {
+    std::string s = "{";
+    for (auto& [k, v] : m) {
+        s += (s.size() > 1 ? ", " : "") + quoted(k) + ": " + quoted(v);
+    }
+    return s + "}";
+}
+
+std::string number_literal(double v) {
+    auto s = fmt::format("{}", v);
+    return s.find_first_of(".en") == std::string::npos ? s + ".0" : s;
+}
+
+// Cassandra's CompactionParams: the full class name, and the threshold defaults of the strategies that take them.
+std::map<std::string, std::string> normalized_compaction(std::map<std::string, std::string> m) {
+    auto& cls = m["class"];
+    if (cls.empty()) {
+        cls = "SizeTieredCompactionStrategy";
+    }
+    if (cls.find('.') == std::string::npos) {
+        cls = "org.apache.cassandra.db.compaction." + cls;
+    }
+    if (cls.ends_with(".SizeTieredCompactionStrategy") || cls.ends_with(".TimeWindowCompactionStrategy")) {
+        m.emplace("max_threshold", "32");
+        m.emplace("min_threshold", "4");
+    }
+    return m;
+}
+
+std::string option_literal(const stored_option& opt, const table_options& o) {
+    auto it = o.other.find(std::string(opt.name));
+    if (it == o.other.end()) {
+        return std::string(opt.default_literal);
+    }
+    auto& v = it->second;
+    switch (opt.kind) {
+    case option_kind::text:
+        return v.starts_with('\'') ? v : quoted(v);
+    case option_kind::number:
+        try {
+            return number_literal(std::stod(v));
+        } catch (const std::exception&) {
+            return std::string(opt.default_literal);
+        }
+    case option_kind::integer:
+    case option_kind::boolean: {
+        std::string lower;
+        for (char c : v) {
+            lower += char(std::tolower(uint8_t(c)));
+        }
+        return lower;
+    }
+    case option_kind::map: {
+        auto m = map_of_literal(v);
+        return literal_of_map(opt.name == "compaction" ? normalized_compaction(std::move(m)) : m);
+    }
+    }
+    return v;
+}
+
+// The literal as the column's bytes.
+bytes option_bytes(const stored_option& opt, const std::string& literal) {
+    switch (opt.kind) {
+    case option_kind::text:
+        return text(unquoted(literal));
+    case option_kind::number:
+        return float64(std::stod(literal));
+    case option_kind::integer:
+        return int32(int32_t(std::stol(literal)));
+    case option_kind::boolean:
+        return boolean(literal == "true");
+    case option_kind::map:
+        return text_map(map_of_literal(literal));
+    }
+    return {};
+}
+
+// The column's bytes as a literal.
+std::string option_literal_of_bytes(const stored_option& opt, bytes_view v) {
+    switch (opt.kind) {
+    case option_kind::text:
+        return quoted(std::string(to_string_view(v)));
+    case option_kind::number: {
+        auto u = read_be<uint64_t>(v.data());
+        double d;
+        std::memcpy(&d, &u, 8);
+        return number_literal(d);
+    }
+    case option_kind::integer:
+        return std::to_string(read_be<int32_t>(v.data()));
+    case option_kind::boolean:
+        return v.size() && v[0] ? "true" : "false";
+    case option_kind::map: {
+        std::map<std::string, std::string> m;
+        for (auto& [k, val] : split_map(v)) {
+            m[std::string(to_string_view(k))] = std::string(to_string_view(val));
+        }
+        return literal_of_map(m);
+    }
+    }
+    return "";
 }
 
 } // namespace
@@ -455,6 +636,26 @@ std::vector<schema_ptr> all_tables() {
 
 bool is_system_keyspace(std::string_view ks) {
     return ks == system_schema_keyspace || ks == system_keyspace || ks == system_virtual_schema_keyspace;
+}
+
+std::string table_option_literal(const table_options& o, std::string_view name) {
+    if (name == "compression") {
+        return literal_of_map(stored_compression(o));
+    }
+    if (name == "gc_grace_seconds") {
+        return std::to_string(o.gc_grace_seconds);
+    }
+    if (name == "default_time_to_live") {
+        return std::to_string(o.default_time_to_live);
+    }
+    if (name == "extensions") {
+        return "{}";
+    }
+    auto* opt = find_stored_option(name);
+    if (!opt) {
+        throw std::invalid_argument("no table option " + std::string(name));
+    }
+    return option_literal(*opt, o);
 }
 
 std::vector<mutation> virtual_schema_mutations(int64_t ts) {
@@ -521,32 +722,18 @@ std::vector<mutation> table_mutations(const schema& s, int64_t ts, const schema*
     for (auto& f : flags) {
         flag_values.push_back(text(f));
     }
-    row_writer(*tables(), ts)
-        .set("allow_auto_snapshot", boolean(true))
-        .set("bloom_filter_fp_chance", float64(0.01))
-        .set("caching", text_map({{"keys", "ALL"}, {"rows_per_partition", "NONE"}}))
-        .set("comment", text(other_option(o, "comment").value_or("")))
-        .set("compaction", text_map({{"class", "org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy"},
-                                     {"max_threshold", "32"},
-                                     {"min_threshold", "4"}}))
-        .set("compression", text_map(stored_compression(o)))
-        .set("memtable", text("default"))
-        .set("crc_check_chance", float64(1.0))
+    row_writer row(*tables(), ts);
+    for (auto& opt : stored_options) {
+        row.set(opt.name, option_bytes(opt, option_literal(opt, o)));
+    }
+    row.set("compression", text_map(stored_compression(o)))
         .set("dclocal_read_repair_chance", float64(0.0))
         .set("default_time_to_live", int32(o.default_time_to_live))
         .set("extensions", serialize_map({}))
         .set("flags", serialize_collection(flag_values))
         .set("gc_grace_seconds", int32(o.gc_grace_seconds))
-        .set("incremental_backups", boolean(true))
         .set("id", uuid(s.id()))
-        .set("max_index_interval", int32(2048))
-        .set("memtable_flush_period_in_ms", int32(0))
-        .set("min_index_interval", int32(128))
         .set("read_repair_chance", float64(0.0))
-        .set("speculative_retry", text("99p"))
-        .set("additional_write_policy", text("99p"))
-        .set("cdc", boolean(false))
-        .set("read_repair", text("BLOCKING"))
         .write_to(t, {text(s.table())});
     auto c = partition_of(columns(), s.keyspace());
     for (auto* col : s.columns_in_declaration_order()) {
@@ -816,8 +1003,14 @@ catalog read_catalog(const std::vector<mutation>& ks_ms, const std::vector<mutat
                 compound |= f == "compound";
             }
             o.compact_storage = !compound;
-            if (auto comment = as_text(need(r, "tables", "comment")); !comment.empty()) {
-                o.other["comment"] = quoted(comment);
+            // The options kept as literals, when they are not Cassandra's defaults.
+            for (auto& opt : stored_options) {
+                if (auto it = r.cells.find(std::string(opt.name)); it != r.cells.end()) {
+                    auto lit = option_literal_of_bytes(opt, it->second);
+                    if (lit != opt.default_literal) {
+                        o.other[std::string(opt.name)] = lit;
+                    }
+                }
             }
             b.with_options(std::move(o));
             cat.tables.push_back(b.build());

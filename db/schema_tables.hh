@@ -46,6 +46,10 @@ std::vector<schema_ptr> all_tables();
 // system, system_schema and system_virtual_schema: no statement changes them. Only the first two have rows in
 // system_schema (the virtual keyspace is described by its own tables, as in Cassandra).
 bool is_system_keyspace(std::string_view ks);
+// A table option as system_schema.tables stores it and DESCRIBE prints it, as a CQL literal ('99p', 0.01,
+// {'keys': 'ALL', ...}): the table's value (table_options' fields and `other`) or Cassandra's default. The names
+// are Cassandra 5.0's table options; another name throws std::invalid_argument.
+std::string table_option_literal(const table_options& o, std::string_view name);
 // The rows of system_virtual_schema's tables.
 std::vector<mutation> virtual_schema_mutations(int64_t ts);
 

@@ -94,9 +94,9 @@ private:
     sharded<query_processor> _qp;
 };
 
+// body(env) on a node started in `dir` (again after a restart: the same directory).
 template <typename Body>
-future<> with_cql(Body body) {
-    tmpdir dir;
+future<> with_cql_in(const tmpdir& dir, Body body) {
     cql_env env(dir);
     co_await env.start();
     std::exception_ptr err;
@@ -109,6 +109,12 @@ future<> with_cql(Body body) {
     if (err) {
         std::rethrow_exception(err);
     }
+}
+
+template <typename Body>
+future<> with_cql(Body body) {
+    tmpdir dir;
+    co_await with_cql_in(dir, std::move(body));
 }
 
 } // namespace reef::testing

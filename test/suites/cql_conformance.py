@@ -84,10 +84,17 @@ def parse_runner_output(text, names):
     for line in text.splitlines():
         m = re.match(r'^(PASS|FAIL) (\S+)', line)
         if m:
-            current = m.group(2)
-            results[current] = None if m.group(1) == 'PASS' else ''
-        elif current and results.get(current) == '' and line.startswith('    '):
-            results[current] = ' '.join(line.split())[:200]
+            current = m.group(2) if m.group(1) == 'FAIL' else None
+            results[m.group(2)] = None if m.group(1) == 'PASS' else ''
+        elif current and line.startswith('    ') and '(more differing statements' not in line:
+            # The first difference: the statement (shortened), then what was expected and what came.
+            part = ' '.join(line.split())
+            results[current] += (' | ' if results[current] else '') + (part[:90] if not results[current] else part)
+        else:
+            current = None
+    for name, why in results.items():
+        if why:
+            results[name] = why[:300]
     unreported = [n for n in names if n not in results]
     if unreported:
         why = next((l for l in text.splitlines() if l.startswith('cannot connect')), None)

@@ -447,3 +447,41 @@ REEF_TEST_CASE(alter_table_and_type_versions) {
     };
     co_await with_cql(body);
 }
+
+REEF_TEST_CASE(schema_changes_unprepare_statements) {
+    auto body = [](cql_env& env) -> future<> {
+        client_state state;
+        auto prepare = [&state](query_processor& qp) -> future<bytes> {
+            auto r = co_await qp.prepare("CREATE TABLE IF NOT EXISTS ks.t (k int PRIMARY KEY)", state);
+            co_return std::get<prepared_result>(r).id;
+        };
+        auto execute = [&state](bytes id) {
+            return [&state, id](query_processor& qp) -> future<std::string> {
+                try {
+                    auto r = co_await qp.execute_prepared(id, state, query_options{});
+                    co_return outcome_of(r);
+                } catch (const cql_error& e) {
+                    co_return "error " + error_class(e.code());
+                }
+            };
+        };
+        BOOST_REQUIRE_EQUAL(co_await env.run("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', "
+                                             "'replication_factor': 1}",
+                                             0, state),
+                            "schema_change CREATED KEYSPACE ks");
+        auto last = shard_id(smp::count() - 1);
+        auto id = co_await env.qp().invoke_on(last, prepare);
+        // Named (coroutine rule 2: a lambda owning memory is never built inside a co_await).
+        auto run_it = execute(id);
+        BOOST_REQUIRE_EQUAL(co_await env.qp().invoke_on(last, run_it), "schema_change CREATED TABLE ks t");
+        BOOST_REQUIRE_EQUAL(co_await env.qp().invoke_on(last, run_it), "void");
+        // A creation leaves prepared statements alone; an ALTER (made from another shard) forgets them.
+        BOOST_REQUIRE_EQUAL(co_await env.run("CREATE TABLE ks.other (k int PRIMARY KEY)", 0, state),
+                            "schema_change CREATED TABLE ks other");
+        BOOST_REQUIRE_EQUAL(co_await env.qp().invoke_on(last, run_it), "void");
+        BOOST_REQUIRE_EQUAL(co_await env.run("ALTER TABLE ks.t ADD v int", 0, state), "schema_change UPDATED TABLE ks t");
+        auto code = co_await env.qp().invoke_on(last, run_it);
+        BOOST_REQUIRE_EQUAL(code, fmt::format("error code {:#x}", int(error_code::unprepared)));
+    };
+    co_await with_cql(body);
+}

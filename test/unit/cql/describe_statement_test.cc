@@ -1,6 +1,6 @@
 // Server-side DESCRIBE through parse_statement -> prepare -> execute: the listing forms, the element forms and
-// their CREATE statements, which run in a fresh database give back the same schema (random schemas: tables of
-// random columns, keys, clustering orders, options and user types), CLUSTER, and the refusals.
+// their CREATE statements, which give back the same schema after a restart and run in a fresh database (random
+// schemas: tables of random columns, keys, clustering orders, options and user types), CLUSTER, and the refusals.
 #include "cql/describe_statement.hh"
 #include "test/lib/cql_env.hh"
 #include "test/lib/reef_test.hh"
@@ -108,6 +108,14 @@ std::vector<std::string> random_schema(std::mt19937& rng, const std::string& ks)
         if (pick(2)) {
             with.push_back("compression = {'class': 'ZstdCompressor', 'chunk_length_in_kb': '64'}");
         }
+        if (pick(2)) {
+            with.push_back(pick(2) ? "compaction = {'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': 160}"
+                                   : "compaction = {'class': 'SizeTieredCompactionStrategy', 'min_threshold': 6}");
+        }
+        if (pick(2)) {
+            with.push_back("speculative_retry = 'ALWAYS' AND memtable_flush_period_in_ms = 60000 AND cdc = FALSE AND "
+                           "crc_check_chance = 0.5");
+        }
         auto name = t == 1 ? std::string("\"Table\"") : fmt::format("t{}", t);
         out.push_back(fmt::format("CREATE TABLE {}.{} ({}, PRIMARY KEY ({})){}{}", ks, name, fmt::join(cols, ", "), key,
                                   with.empty() ? "" : " WITH ", fmt::join(with, " AND ")));
@@ -127,7 +135,7 @@ std::vector<std::string> create_statements(const described& d) {
 
 REEF_TEST_CASE(describe_statements_recreate_the_schema) {
     std::mt19937 rng(17);
-    for (int round = 0; round < 6; ++round) {
+    for (int round = 0; round < 8; ++round) {
         auto schema = random_schema(rng, "ks");
         std::vector<std::string> first;
         auto original = [&](cql_env& env) -> future<> {
@@ -141,6 +149,7 @@ REEF_TEST_CASE(describe_statements_recreate_the_schema) {
             BOOST_REQUIRE_EQUAL(d.cells.size(), schema.size());
             BOOST_REQUIRE_EQUAL(d.cells[0][1], "keyspace");
             first = create_statements(d);
+            BOOST_TEST_MESSAGE(fmt::format("{}", fmt::join(first, "\n")));
             // [FULL] SCHEMA: the same for the only user keyspace; FULL adds the system ones (not the virtual one).
             auto all = co_await describe(env, "DESC SCHEMA", state);
             BOOST_REQUIRE(create_statements(all) == first);
@@ -151,7 +160,16 @@ REEF_TEST_CASE(describe_statements_recreate_the_schema) {
             }
             BOOST_REQUIRE((keyspaces == std::set<std::string>{"ks", "system", "system_schema"}));
         };
-        co_await with_cql(original);
+        tmpdir dir;
+        co_await with_cql_in(dir, original);
+        // After a restart (the schema read back from system_schema), the same statements.
+        auto restarted = [&](cql_env& env) -> future<> {
+            client_state state;
+            auto d = co_await describe(env, "DESC KEYSPACE ks", state);
+            auto again = create_statements(d);
+            BOOST_REQUIRE_EQUAL_COLLECTIONS(again.begin(), again.end(), first.begin(), first.end());
+        };
+        co_await with_cql_in(dir, restarted);
         // The statements run in a fresh node give the same schema back, statement for statement.
         auto again = [&](cql_env& env) -> future<> {
             client_state state;

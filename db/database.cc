@@ -136,6 +136,9 @@ std::shared_ptr<table> database::make_table(schema_ptr s) {
     if (_host_id != utils::uuid_bytes{}) {  // known once system.local is read (not for the system tables)
         cfg.host_id = _host_id;
     }
+    if (auto it = _truncated_at.find(s->id()); it != _truncated_at.end()) {
+        cfg.truncated_at = it->second;
+    }
     return std::make_shared<table>(std::move(s), std::move(cfg));
 }
 
@@ -258,6 +261,7 @@ future<> database::start() {
     auto local_ms = co_await query(schema_tables::local(), full, full_slice());
     auto cat = schema_tables::read_catalog(ks_ms, table_ms, column_ms, type_ms);
     auto identity = schema_tables::read_local_identity(local_ms);
+    auto truncations = schema_tables::read_truncation_records(local_ms);
     if (!identity) {
         // A new node: a host id and one random token, kept across restarts in system.local.
         identity.emplace();
@@ -265,7 +269,12 @@ future<> database::start() {
         std::mt19937_64 rng(std::random_device{}());
         identity->tokens.push_back(std::to_string(int64_t(rng())));
     }
-    auto install = [cat, identity = *identity](database& db) -> future<> {
+    auto install = [cat, identity = *identity, truncations](database& db) -> future<> {
+        for (auto& [id, r] : truncations) {
+            if (this_shard_id() < r.positions.size()) {
+                db._truncated_at[id] = r.positions[this_shard_id()];
+            }
+        }
         for (auto& [name, ks] : cat.keyspaces) {
             db._keyspaces[name] = ks;
         }
@@ -479,7 +488,7 @@ future<replay_summary> database::replay_local(bool system_tables_pass) {
             co_return false;
         }
         // Cassandra's rule: what the table's sstables hold (their greatest commitlog upper bound) is not applied
-        // twice.
+        // twice; nor what a TRUNCATE removed (the flushed position starts at the truncation position).
         if (t->flushed_position() && e.position <= *t->flushed_position()) {
             ++sum.skipped;
             ++per_table[e.table].second;

@@ -185,7 +185,14 @@ private:
     // This shard's part of the changes.
     future<> add_table_local(schema_ptr s);
     future<> remove_table_local(table_id id, std::string snapshot_tag);
-    future<> replace_table_local(table_id id, schema_ptr s, bool truncate, std::string snapshot_tag);
+    // ALTER: the table flushed, stopped and started again over the same directory under `s`.
+    future<> replace_table_local(table_id id, schema_ptr s);
+    // TRUNCATE's two steps on this shard around the truncation record: the table paused (its writes drained),
+    // flushed and snapshotted when tagged; returns the commitlog position every entry of it so far is at or below.
+    future<commitlog::replay_position> prepare_truncate_local(table_id id, std::string snapshot_tag);
+    // Then, the record durable (or, on failure, `abort`: the old version resumes), the old version stopped, its
+    // sstables deleted, its commitlog segments released up to `position`, and an empty version started.
+    future<> finish_truncate_local(table_id id, commitlog::replay_position position, bool abort);
     future<> snapshot_table_local(table& t, const std::string& tag, std::vector<std::string>& linked);
     future<> write_snapshot_metadata(schema_ptr s, std::string tag, std::vector<std::string> files);
     future<> snapshot_tables(std::string tag, std::vector<table_id> ids);
@@ -226,6 +233,8 @@ private:
     std::vector<std::string> _replay_segments;
     // Shard 0: the position of the last schema batch (released by drain()).
     std::optional<commitlog::replay_position> _last_schema_batch;
+    // This shard's truncation positions (system.local.truncated_at), given to the tables it makes.
+    std::map<table_id, commitlog::replay_position> _truncated_at;
     bool _crashed = false;
     gate _background;
     replay_summary _replay;

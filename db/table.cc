@@ -114,9 +114,19 @@ future<> table::start() {
         if (gen % _cfg.shard_count != _cfg.shard) {
             continue;  // another shard's
         }
-        _sstables.push_back(co_await sstables::open_sstable(d));
-        note_flushed(_sstables.back());
         _last_generation = std::max(_last_generation, gen);
+        auto sst = co_await sstables::open_sstable(d);
+        if (_cfg.truncated_at && truncated_by(sst, *_cfg.truncated_at)) {
+            co_await sst->readers().close();
+            co_await sst->close();
+            co_await sstables::delete_sstable_files(d);
+            continue;
+        }
+        _sstables.push_back(std::move(sst));
+        note_flushed(_sstables.back());
+    }
+    if (_cfg.truncated_at && (!_flushed_position || *_cfg.truncated_at > *_flushed_position)) {
+        _flushed_position = _cfg.truncated_at;
     }
     if (_cfg.dirty_memory && !_registered) {
         _cfg.dirty_memory->register_flushable(*this);
@@ -158,13 +168,13 @@ interval_list merge_intervals(interval_list in) {
 
 } // namespace
 
-void table::note_flushed(const sstables::shared_sstable& sst) {
+std::optional<commitlog::replay_position> table::own_upper_bound(const sstables::shared_sstable& sst) const {
     auto& st = sst->statistics().stats;
     if (!st) {
-        return;
+        return std::nullopt;
     }
     if (st->originating_host_id && _cfg.host_id && *st->originating_host_id != *_cfg.host_id) {
-        return;  // another host's commitlog positions
+        return std::nullopt;  // another host's commitlog positions
     }
     // Cassandra's rule at load: the greatest upper bound of the sstables' intervals.
     auto up = to_replay_position(st->commitlog_upper_bound);
@@ -173,6 +183,21 @@ void table::note_flushed(const sstables::shared_sstable& sst) {
             up = e;
         }
     }
+    return up;
+}
+
+bool table::truncated_by(const sstables::shared_sstable& sst, commitlog::replay_position truncated_at) const {
+    // Only this host's flushes say which commitlog positions they hold; an imported sstable stays.
+    auto& st = sst->statistics().stats;
+    if (!st || !st->originating_host_id || !_cfg.host_id || *st->originating_host_id != *_cfg.host_id) {
+        return false;
+    }
+    auto up = own_upper_bound(sst);
+    return up && *up <= truncated_at;
+}
+
+void table::note_flushed(const sstables::shared_sstable& sst) {
+    auto up = own_upper_bound(sst);
     if (up && (!_flushed_position || *up > *_flushed_position)) {
         _flushed_position = up;
     }

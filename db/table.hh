@@ -58,6 +58,10 @@ struct table_config {
     // originating host id, and the flushed position ignores the intervals of sstables another host wrote
     // (Cassandra's rule: their commitlog positions are that host's).
     std::optional<std::array<uint8_t, 16>> host_id;
+    // The table's truncation position on this shard (system.local.truncated_at): start() deletes the sstables this
+    // host flushed at or below it (a crash between the truncation record and their deletion leaves them), and the
+    // flushed position starts there, so that replay skips the truncated entries.
+    std::optional<commitlog::replay_position> truncated_at;
 };
 
 class table : public dirty_memory_flushable {
@@ -142,6 +146,10 @@ private:
     std::shared_ptr<memtable> new_memtable();
     void maybe_seal_and_flush();
     void note_flushed(const sstables::shared_sstable& sst);
+    // The greatest commitlog position an sstable of this host holds (none for another host's or without intervals).
+    std::optional<commitlog::replay_position> own_upper_bound(const sstables::shared_sstable& sst) const;
+    // Whether this host flushed sst with nothing above truncated_at.
+    bool truncated_by(const sstables::shared_sstable& sst, commitlog::replay_position truncated_at) const;
     future<> flush_sealed();
     sstables::descriptor next_descriptor();
     // What the row cache reads: the sstable set as it is when called, merged, forward, without forwarding.

@@ -276,6 +276,11 @@ future<> database::truncate(std::string keyspace, std::string table) {
         if (!s) {
             throw schema_change_error("table " + qualified(keyspace, table) + " does not exist");
         }
+        if (schema_tables::is_system_keyspace(keyspace)) {
+            // Its record would go to system.local, paused if it were the table truncated; the schema tables hold
+            // the schema.
+            throw schema_change_error("cannot truncate system table " + qualified(keyspace, table));
+        }
         // Cassandra's order: the truncation record (each shard's commitlog position) is durable before the data
         // goes, so that after a crash either the old table is whole or replay skips what was truncated.
         std::string tag = _cfg.auto_snapshot ? "truncated-" + std::to_string(now_millis()) + "-" + table : std::string();

@@ -472,6 +472,14 @@ REEF_TEST_CASE(truncate_writes_its_record_in_system_local) {
         }
         auto from = wall_millis();
         co_await db.local().truncate("ks", "t");
+        // System tables are refused (system.local would hold its own record).
+        bool refused = false;
+        try {
+            co_await db.local().truncate("system", "local");
+        } catch (const schema_change_error&) {
+            refused = true;
+        }
+        BOOST_REQUIRE(refused);
         auto full = dht::partition_range::full();
         auto slice = full_slice();
         auto local = co_await db.local().query(schema_tables::local(), full, slice);

@@ -124,9 +124,20 @@ std::string database::table_directory(const schema& s) const {
     return _cfg.data_directory + "/" + s.keyspace() + "/" + s.table() + "-" + utils::to_string(s.id(), false);
 }
 
+std::vector<std::string> database::table_directories(const schema& s) const {
+    std::vector<std::string> out{table_directory(s)};
+    auto tail = "/" + s.keyspace() + "/" + s.table() + "-" + utils::to_string(s.id(), false);
+    for (auto& d : _cfg.more_data_directories) {
+        out.push_back(d + tail);
+    }
+    return out;
+}
+
 std::shared_ptr<table> database::make_table(schema_ptr s) {
     table_config cfg;
-    cfg.directory = table_directory(*s);
+    auto dirs = table_directories(*s);
+    cfg.directory = dirs.front();
+    cfg.more_directories.assign(dirs.begin() + 1, dirs.end());
     cfg.shard = this_shard_id();
     cfg.shard_count = smp::count();
     cfg.memtable_flush_threshold = SIZE_MAX;  // the dirty memory manager flushes
@@ -573,62 +584,69 @@ future<> database::notify_schema_changed() {
 // ---- snapshots ----
 
 future<> database::snapshot_table_local(table& t, const std::string& tag, std::vector<std::string>& linked) {
-    auto dir = table_directory(*t.schema());
-    auto target = dir + "/snapshots/" + tag;
+    // The sstables' names (generations are unique across the data directories): each file is linked within its own
+    // directory, into that directory's snapshots/<tag>/.
     std::vector<std::string> prefixes;
     for (auto& d : t.sstable_descriptors()) {
         auto toc = std::filesystem::path(d.filename(sstables::component_type::toc)).filename().string();
         prefixes.push_back(toc.substr(0, toc.size() - std::string_view("TOC.txt").size()));
     }
-    auto names = co_await run_blocking([&dir, &target, &prefixes] {
-        namespace fs = std::filesystem;
-        fs::create_directories(target);
-        std::vector<std::string> out;
-        for (auto& e : fs::directory_iterator(dir)) {
-            auto name = e.path().filename().string();
-            if (!e.is_regular_file()) {
-                continue;
+    auto dirs = table_directories(*t.schema());
+    for (auto& dir : dirs) {
+        auto target = dir + "/snapshots/" + tag;
+        auto names = co_await run_blocking([&dir, &target, &prefixes] {
+            namespace fs = std::filesystem;
+            fs::create_directories(target);
+            std::vector<std::string> out;
+            for (auto& e : fs::directory_iterator(dir)) {
+                auto name = e.path().filename().string();
+                if (!e.is_regular_file()) {
+                    continue;
+                }
+                bool ours = std::any_of(prefixes.begin(), prefixes.end(), [&](auto& p) { return name.starts_with(p); });
+                // Not a partial write's TOC.txt.tmp (a flush does not run during the snapshot, this is for safety).
+                if (ours && !name.ends_with(".tmp")) {
+                    fs::create_hard_link(e.path(), fs::path(target) / name);
+                    out.push_back(name);
+                }
             }
-            bool ours = std::any_of(prefixes.begin(), prefixes.end(), [&](auto& p) { return name.starts_with(p); });
-            // Not a partial write's TOC.txt.tmp (a flush does not run during the snapshot, this is for safety).
-            if (ours && !name.ends_with(".tmp")) {
-                fs::create_hard_link(e.path(), fs::path(target) / name);
-                out.push_back(name);
-            }
-        }
-        return out;
-    });
-    linked.insert(linked.end(), names.begin(), names.end());
+            return out;
+        });
+        linked.insert(linked.end(), names.begin(), names.end());
+    }
 }
 
 future<> database::write_snapshot_metadata(schema_ptr s, std::string tag, std::vector<std::string> files) {
-    // manifest.json lists the files (all shards' links: read back from the directory) and schema.cql the table,
-    // as Cassandra writes them, so the snapshot can be restored by hand.
-    auto target = table_directory(*s) + "/snapshots/" + tag;
+    // In each data directory, manifest.json lists the files there (all shards' links: read back from the
+    // directory) and schema.cql the table, as Cassandra writes them, so the snapshot can be restored by hand.
     auto cql = s->to_cql();
-    co_await run_blocking([&target, &cql, &files] {
-        namespace fs = std::filesystem;
-        fs::create_directories(target);
-        files.clear();
-        for (auto& e : fs::directory_iterator(target)) {
-            auto name = e.path().filename().string();
-            if (name != "manifest.json" && name != "schema.cql") {
-                files.push_back(name);
+    auto dirs = table_directories(*s);
+    for (auto& dir : dirs) {
+        auto target = dir + "/snapshots/" + tag;
+        co_await run_blocking([&target, &cql, &files] {
+            namespace fs = std::filesystem;
+            fs::create_directories(target);
+            files.clear();
+            for (auto& e : fs::directory_iterator(target)) {
+                auto name = e.path().filename().string();
+                if (name != "manifest.json" && name != "schema.cql") {
+                    files.push_back(name);
+                }
             }
-        }
-        std::sort(files.begin(), files.end());
-        std::ofstream manifest(target + "/manifest.json");
-        manifest << "{\n  \"files\" : [";
-        for (size_t i = 0; i < files.size(); ++i) {
-            manifest << (i ? ", " : " ") << "\"" << files[i] << "\"";
-        }
-        manifest << (files.empty() ? "]\n}\n" : " ]\n}\n");
-        std::ofstream schema_file(target + "/schema.cql");
-        schema_file << cql << "\n";
-        if (!manifest.flush() || !schema_file.flush()) {
-            throw std::runtime_error(target + ": cannot write the snapshot's manifest.json or schema.cql");
-        }
-    });
+            std::sort(files.begin(), files.end());
+            std::ofstream manifest(target + "/manifest.json");
+            manifest << "{\n  \"files\" : [";
+            for (size_t i = 0; i < files.size(); ++i) {
+                manifest << (i ? ", " : " ") << "\"" << files[i] << "\"";
+            }
+            manifest << (files.empty() ? "]\n}\n" : " ]\n}\n");
+            std::ofstream schema_file(target + "/schema.cql");
+            schema_file << cql << "\n";
+            if (!manifest.flush() || !schema_file.flush()) {
+                throw std::runtime_error(target + ": cannot write the snapshot's manifest.json or schema.cql");
+            }
+        });
+    }
 }
 
 future<> database::snapshot_tables(std::string tag, std::vector<table_id> ids) {

@@ -57,6 +57,10 @@ struct database_config {
     // Cassandra's layout: <data_directory>/<keyspace>/<table>-<id, 32 hex digits>/, shared by the shards
     // (db/README.md, "Sharing a table directory").
     std::string data_directory;
+    // Further data directories (data_file_directories past the first): each holds the same layout and a share of
+    // every table's sstables (new ones go to the directories in turn); snapshots link within each directory.
+    // data_directory keeps reef-shard-count and locates the default commitlog directory.
+    std::vector<std::string> more_data_directories;
     std::string cluster_name = "Test Cluster";
     // DROP TABLE, DROP KEYSPACE and TRUNCATE first hard-link the table's sstables into
     // snapshots/dropped-<millis>-<table> / truncated-<millis>-<table> (Cassandra's auto_snapshot).
@@ -172,7 +176,9 @@ public:
     data_type find_type(std::string_view keyspace, std::string_view name) const;
     // This shard's instance of a table (null if none).
     table* find_table(const table_id& id);
+    // The table's directory in data_directory; table_directories: in every data directory, that one first.
     std::string table_directory(const schema& s) const;
+    std::vector<std::string> table_directories(const schema& s) const;
     const utils::uuid_bytes& host_id() const noexcept { return _host_id; }
     const database_config& config() const noexcept { return _cfg; }
 

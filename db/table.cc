@@ -78,13 +78,10 @@ future<> table::flush_for_memory() {
     }
 }
 
-future<> table::start() {
-    auto& dir = _cfg.directory;
+// One directory of the table at start: created if missing, this shard's partial writes removed, its sstables'
+// descriptors listed (every shard's: start() keeps its own).
+future<std::vector<sstables::descriptor>> table::load_directory(std::string dir) {
     co_await run_blocking([&dir] { std::filesystem::create_directories(dir); });
-    if (_cfg.shard_count == 0 || _cfg.shard >= _cfg.shard_count) {
-        throw std::invalid_argument(dir + ": table_config shard " + std::to_string(_cfg.shard) + " of " +
-                                    std::to_string(_cfg.shard_count));
-    }
     unsigned shard = _cfg.shard, count = _cfg.shard_count;
     std::function<bool(const sstables::descriptor&)> owned = [shard, count](const sstables::descriptor& d) {
         try {
@@ -94,7 +91,7 @@ future<> table::start() {
         }
     };
     co_await sstables::remove_partial_sstables(dir, std::move(owned));
-    auto descs = co_await run_blocking([&dir] {
+    co_return co_await run_blocking([&dir] {
         std::vector<sstables::descriptor> out;
         for (auto& e : std::filesystem::directory_iterator(dir)) {
             auto name = e.path().filename().string();
@@ -104,6 +101,25 @@ future<> table::start() {
         }
         return out;
     });
+}
+
+std::vector<std::string> table::directories() const {
+    std::vector<std::string> out{_cfg.directory};
+    out.insert(out.end(), _cfg.more_directories.begin(), _cfg.more_directories.end());
+    return out;
+}
+
+future<> table::start() {
+    if (_cfg.shard_count == 0 || _cfg.shard >= _cfg.shard_count) {
+        throw std::invalid_argument(_cfg.directory + ": table_config shard " + std::to_string(_cfg.shard) + " of " +
+                                    std::to_string(_cfg.shard_count));
+    }
+    std::vector<sstables::descriptor> descs;
+    auto dirs = directories();
+    for (auto& dir : dirs) {
+        auto found = co_await load_directory(dir);
+        descs.insert(descs.end(), found.begin(), found.end());
+    }
     for (auto& d : descs) {
         uint64_t gen = 0;
         try {
@@ -301,7 +317,9 @@ sstables::descriptor table::next_descriptor() {
         gen += _cfg.shard_count;
     }
     _last_generation = gen;
-    return sstables::descriptor{_cfg.directory, sstables::sstable_version::me, std::to_string(gen), "big"};
+    auto dirs = directories();
+    auto& dir = dirs[_next_directory++ % dirs.size()];
+    return sstables::descriptor{dir, sstables::sstable_version::me, std::to_string(gen), "big"};
 }
 
 future<> table::flush_sealed() {

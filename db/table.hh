@@ -34,6 +34,10 @@ struct table_config {
     // generation % shard_count == shard (db/README.md, "Sharing a table directory"), loads only those, and
     // numbers each new sstable the next such generation above the greatest it has seen (loaded or written).
     std::string directory;
+    // The same table's directory in each further data directory (data_file_directories past the first, as in
+    // ScyllaDB: each holds the <ks>/<table>-<id>/ layout): start() loads the sstables of every directory, the
+    // generations are one space across them, and new sstables go to the directories in turn.
+    std::vector<std::string> more_directories;
     unsigned shard = 0;
     unsigned shard_count = 1;
     // A memtable whose occupancy() reaches this many bytes is sealed and flushed in the background. The
@@ -152,6 +156,9 @@ private:
     bool truncated_by(const sstables::shared_sstable& sst, commitlog::replay_position truncated_at) const;
     future<> flush_sealed();
     sstables::descriptor next_descriptor();
+    // directory, then more_directories.
+    std::vector<std::string> directories() const;
+    future<std::vector<sstables::descriptor>> load_directory(std::string dir);
     // What the row cache reads: the sstable set as it is when called, merged, forward, without forwarding.
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);
@@ -165,6 +172,7 @@ private:
     std::vector<sstables::shared_sstable> _sstables;
     std::unique_ptr<row_cache> _cache;
     uint64_t _last_generation = 0;
+    size_t _next_directory = 0;  // where the next new sstable goes (round-robin)
     semaphore _flush_sem{1};
     semaphore _compaction_sem{1};
     gate _background;

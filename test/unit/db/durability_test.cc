@@ -3,7 +3,8 @@
 // unflushed), a restart, and every table read against a model; a counter table proves that entries already in
 // sstables are skipped (replayed twice they would add up twice); a schema change survives a crash; the flush's
 // sstable carries its memtable's commitlog interval; the purge guard keeps a tombstone while the commitlog holds
-// older data; a TRUNCATE's record keeps truncated data from coming back after a crash.
+// older data; a TRUNCATE's record keeps truncated data from coming back after a crash; two data directories share
+// every table's sstables across restarts, snapshots and truncates.
 #include "db/database.hh"
 #include "mutation/counter.hh"
 #include "runtime/app.hh"
@@ -503,4 +504,86 @@ REEF_TEST_CASE(truncate_writes_its_record_in_system_local) {
                                 });
     };
     co_await with_database(cfg, ending::drain, body);
+}
+
+namespace {
+
+// The sstables (TOC files) under a data directory, snapshots left out, by table directory name.
+std::map<std::string, size_t> sstables_under(const std::string& data_dir) {
+    std::map<std::string, size_t> out;
+    for (auto& e : std::filesystem::recursive_directory_iterator(data_dir)) {
+        auto p = e.path().string();
+        if (p.find("/snapshots/") == std::string::npos && p.ends_with("-TOC.txt") && p.find("/ks/") != std::string::npos) {
+            ++out[e.path().parent_path().filename().string()];
+        }
+    }
+    return out;
+}
+
+size_t total(const std::map<std::string, size_t>& m) {
+    size_t n = 0;
+    for (auto& [k, v] : m) {
+        n += v;
+    }
+    return n;
+}
+
+} // namespace
+
+REEF_TEST_CASE(two_data_directories_share_every_table) {
+    // data_file_directories with two entries: flushes spread each table's sstables over both, a restart loads both,
+    // a snapshot links within each, a TRUNCATE empties both; reads equal the model throughout.
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat), shards " << smp::count());
+    tmpdir dir;
+    auto cfg = config_in(dir, 30000, commitlog::sync_mode::periodic);
+    auto second = dir.path() + "/data2";
+    cfg.more_data_directories.push_back(second);
+    std::map<std::string, mutation_model> models;
+    auto write = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        co_await write_randomly(db, seed, 150, models);
+        co_await check_tables(db.local(), models, "after the writes");
+    };
+    co_await with_database(cfg, ending::drain, write);
+    auto first_tables = sstables_under(cfg.data_directory), second_tables = sstables_under(second);
+    BOOST_TEST_MESSAGE("sstables: " << total(first_tables) << " in the first directory, " << total(second_tables)
+                                    << " in the second");
+    BOOST_REQUIRE_GT(total(first_tables), 0u);
+    BOOST_REQUIRE_GT(total(second_tables), 0u);
+    // In turn: each table's sstables are split evenly between the two (per shard, one apart at most).
+    for (auto& [table, n] : first_tables) {
+        auto m = second_tables.contains(table) ? second_tables.at(table) : 0;
+        BOOST_REQUIRE_LE(std::max(n, m) - std::min(n, m), size_t(smp::count()));
+    }
+    std::string truncated;
+    auto restart = [&](sharded<database>& db) -> future<> {
+        co_await check_tables(db.local(), models, "after the restart");
+        co_await db.local().snapshot("both");
+        truncated = models.begin()->first;
+        co_await db.local().truncate("ks", truncated);
+        models[truncated].clear();
+        co_await check_tables(db.local(), models, "after the truncate");
+        // More writes after it, flushed to both directories again.
+        co_await write_randomly(db, seed + 1, 40, models);
+        co_await check_tables(db.local(), models, "after more writes");
+    };
+    co_await with_database(cfg, ending::crash, restart);
+    // The snapshot holds, within each directory, the sstables that were there.
+    for (auto* data : {&cfg.data_directory, &second}) {
+        size_t snapshotted = 0;
+        for (auto& e : std::filesystem::recursive_directory_iterator(*data)) {
+            auto p = e.path().string();
+            if (p.find("/snapshots/both/") != std::string::npos && p.ends_with("-TOC.txt")) {
+                ++snapshotted;
+            }
+        }
+        auto& before = data == &cfg.data_directory ? first_tables : second_tables;
+        BOOST_REQUIRE_EQUAL(snapshotted, total(before));
+    }
+    auto after = [&](sharded<database>& db) -> future<> {
+        co_await check_tables(db.local(), models, "after the crash");
+        co_return;
+    };
+    co_await with_database(cfg, ending::drain, after);
 }

@@ -317,8 +317,9 @@ sstables::descriptor table::next_descriptor() {
         gen += _cfg.shard_count;
     }
     _last_generation = gen;
+    // The directories in turn, by generation, so that the turn goes on across restarts.
     auto dirs = directories();
-    auto& dir = dirs[_next_directory++ % dirs.size()];
+    auto& dir = dirs[(gen / _cfg.shard_count) % dirs.size()];
     return sstables::descriptor{dir, sstables::sstable_version::me, std::to_string(gen), "big"};
 }
 

@@ -36,7 +36,7 @@ struct table_config {
     std::string directory;
     // The same table's directory in each further data directory (data_file_directories past the first, as in
     // ScyllaDB: each holds the <ks>/<table>-<id>/ layout): start() loads the sstables of every directory, the
-    // generations are one space across them, and new sstables go to the directories in turn.
+    // generations are one space across them, and new sstables go to the directories in turn (by generation).
     std::vector<std::string> more_directories;
     unsigned shard = 0;
     unsigned shard_count = 1;
@@ -172,7 +172,6 @@ private:
     std::vector<sstables::shared_sstable> _sstables;
     std::unique_ptr<row_cache> _cache;
     uint64_t _last_generation = 0;
-    size_t _next_directory = 0;  // where the next new sstable goes (round-robin)
     semaphore _flush_sem{1};
     semaphore _compaction_sem{1};
     gate _background;

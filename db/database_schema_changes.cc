@@ -288,12 +288,10 @@ future<> database::truncate(std::string keyspace, std::string table) {
         schema_tables::truncation_record record;
         record.truncated_at_millis = now_millis();
         std::exception_ptr err;
-        unsigned prepared = 0;
         try {
             for (unsigned shard = 0; shard < smp::count(); ++shard) {
                 auto prepare = [id, tag](database& db) { return db.prepare_truncate_local(id, tag); };
                 record.positions.push_back(co_await _container->invoke_on(shard, prepare));
-                ++prepared;
             }
             std::vector<mutation> ms;
             ms.push_back(schema_tables::truncation_record_mutation(id, record, next_schema_timestamp()));
@@ -301,9 +299,10 @@ future<> database::truncate(std::string keyspace, std::string table) {
         } catch (...) {
             err = std::current_exception();
         }
+        // Without the record the old version resumes everywhere; with it, every shard truncates.
+        bool abort = err != nullptr;
         for (unsigned shard = 0; shard < smp::count(); ++shard) {
             auto position = shard < record.positions.size() ? record.positions[shard] : commitlog::replay_position{};
-            bool abort = err != nullptr;
             auto finish = [id, position, abort](database& db) { return db.finish_truncate_local(id, position, abort); };
             try {
                 co_await _container->invoke_on(shard, finish);

@@ -10,6 +10,7 @@
 #include "runtime/app.hh"
 #include "runtime/smp.hh"
 #include "sstables/sstable.hh"
+#include "sstables/writer.hh"
 #include "test/lib/database_test_support.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
@@ -20,9 +21,11 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <random>
+#include <system_error>
 
 using namespace reef;
 using namespace reef::testing;
@@ -586,4 +589,51 @@ REEF_TEST_CASE(two_data_directories_share_every_table) {
         co_return;
     };
     co_await with_database(cfg, ending::drain, after);
+}
+
+REEF_TEST_CASE(a_truncate_failing_before_its_record_keeps_the_table) {
+    // The snapshot's flush of ks.t fails (no space): TRUNCATE throws, no record is written, every shard resumes
+    // the old version with its data, and writes go on; a later TRUNCATE works.
+    tmpdir dir;
+    auto cfg = config_in(dir, 64 << 20, commitlog::sync_mode::batch);
+    bool fail = false;
+    cfg.write_sstable = [&fail](mutation_reader& r, schema_ptr s, sstables::descriptor d,
+                                sstables::writer_options o) -> future<sstables::written_sstable> {
+        if (fail && d.directory.find("/ks/t-") != std::string::npos) {
+            throw std::system_error(ENOSPC, std::generic_category(), "injected: no space left in " + d.directory);
+        }
+        co_return co_await sstables::write_sstable(r, std::move(s), std::move(d), std::move(o));
+    };
+    std::map<std::string, mutation_model> models;
+    auto body = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        auto t = co_await db.local().create_table(int_table_schema());
+        for (int k = 0; k < 20; ++k) {
+            auto m = row_at(t, k, 1, k + 1);
+            apply_to_model(models["t"], m);
+            co_await apply_from(db, shard_id(k % smp::count()), std::move(m));
+        }
+        fail = true;
+        bool threw = false;
+        try {
+            co_await db.local().truncate("ks", "t");
+        } catch (const std::system_error& e) {
+            threw = e.code().value() == ENOSPC;
+        }
+        BOOST_REQUIRE(threw);
+        fail = false;
+        co_await check_tables(db.local(), models, "after the failed truncate");
+        auto full = dht::partition_range::full();
+        auto slice = full_slice();
+        auto local = co_await db.local().query(schema_tables::local(), full, slice);
+        BOOST_REQUIRE(schema_tables::read_truncation_records(local).empty());
+        auto m = row_at(t, 100, 1, 100);
+        apply_to_model(models["t"], m);
+        co_await db.local().apply(std::move(m));
+        co_await check_tables(db.local(), models, "after a write");
+        co_await db.local().truncate("ks", "t");
+        models["t"].clear();
+        co_await check_tables(db.local(), models, "after the truncate");
+    };
+    co_await with_database(cfg, ending::drain, body);
 }

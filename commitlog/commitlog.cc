@@ -56,6 +56,14 @@ existing_files list_existing(const std::string& dir, unsigned shard) {
 
 } // namespace
 
+replay_position commitlog::last_position() const noexcept {
+    if (_active) {
+        return _active->last_position();
+    }
+    // Every segment so far has a smaller id; the next one's first entry is past its header.
+    return replay_position{_next_id, 0};
+}
+
 future<std::unique_ptr<commitlog>> commitlog::create(commitlog_config cfg, unsigned shard) {
     if (cfg.commitlog_directory.empty()) {
         throw std::invalid_argument("commitlog_directory is not set");

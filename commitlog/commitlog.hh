@@ -65,6 +65,10 @@ public:
     // destroyed (background writes and syncs refer to it).
     future<> close();
 
+    // A position at or above every entry added so far and below every entry added later (a truncation's
+    // position, db/README.md): the active segment's last entry, or the start of the next segment.
+    replay_position last_position() const noexcept;
+
     const commitlog_stats& stats() const noexcept { return _stats; }
     const commitlog_config& config() const noexcept { return _cfg; }
     unsigned shard() const noexcept { return _shard; }

@@ -125,9 +125,20 @@ std::string database::table_directory(const schema& s) const {
     return _cfg.data_directory + "/" + s.keyspace() + "/" + s.table() + "-" + utils::to_string(s.id(), false);
 }
 
+std::vector<std::string> database::table_directories(const schema& s) const {
+    std::vector<std::string> out{table_directory(s)};
+    auto tail = "/" + s.keyspace() + "/" + s.table() + "-" + utils::to_string(s.id(), false);
+    for (auto& d : _cfg.more_data_directories) {
+        out.push_back(d + tail);
+    }
+    return out;
+}
+
 std::shared_ptr<table> database::make_table(schema_ptr s) {
     table_config cfg;
-    cfg.directory = table_directory(*s);
+    auto dirs = table_directories(*s);
+    cfg.directory = dirs.front();
+    cfg.more_directories.assign(dirs.begin() + 1, dirs.end());
     cfg.shard = this_shard_id();
     cfg.shard_count = smp::count();
     cfg.memtable_flush_threshold = SIZE_MAX;  // the dirty memory manager flushes
@@ -136,6 +147,9 @@ std::shared_ptr<table> database::make_table(schema_ptr s) {
     cfg.commitlog = _commitlog.get();
     if (_host_id != utils::uuid_bytes{}) {  // known once system.local is read (not for the system tables)
         cfg.host_id = _host_id;
+    }
+    if (auto it = _truncated_at.find(s->id()); it != _truncated_at.end()) {
+        cfg.truncated_at = it->second;
     }
     return std::make_shared<table>(std::move(s), std::move(cfg));
 }
@@ -271,6 +285,7 @@ future<> database::start() {
     auto local_ms = co_await query(schema_tables::local(), full, full_slice());
     auto cat = schema_tables::read_catalog(ks_ms, table_ms, column_ms, type_ms);
     auto identity = schema_tables::read_local_identity(local_ms);
+    auto truncations = schema_tables::read_truncation_records(local_ms);
     if (!identity) {
         // A new node: a host id and one random token, kept across restarts in system.local.
         identity.emplace();
@@ -278,7 +293,12 @@ future<> database::start() {
         std::mt19937_64 rng(std::random_device{}());
         identity->tokens.push_back(std::to_string(int64_t(rng())));
     }
-    auto install = [cat, identity = *identity](database& db) -> future<> {
+    auto install = [cat, identity = *identity, truncations](database& db) -> future<> {
+        for (auto& [id, r] : truncations) {
+            if (this_shard_id() < r.positions.size()) {
+                db._truncated_at[id] = r.positions[this_shard_id()];
+            }
+        }
         for (auto& [name, ks] : cat.keyspaces) {
             db._keyspaces[name] = ks;
         }
@@ -498,7 +518,7 @@ future<replay_summary> database::replay_local(bool system_tables_pass) {
             co_return false;
         }
         // Cassandra's rule: what the table's sstables hold (their greatest commitlog upper bound) is not applied
-        // twice.
+        // twice; nor what a TRUNCATE removed (the flushed position starts at the truncation position).
         if (t->flushed_position() && e.position <= *t->flushed_position()) {
             ++sum.skipped;
             ++per_table[e.table].second;
@@ -588,62 +608,69 @@ future<> database::notify_schema_changed() {
 // ---- snapshots ----
 
 future<> database::snapshot_table_local(table& t, const std::string& tag, std::vector<std::string>& linked) {
-    auto dir = table_directory(*t.schema());
-    auto target = dir + "/snapshots/" + tag;
+    // The sstables' names (generations are unique across the data directories): each file is linked within its own
+    // directory, into that directory's snapshots/<tag>/.
     std::vector<std::string> prefixes;
     for (auto& d : t.sstable_descriptors()) {
         auto toc = std::filesystem::path(d.filename(sstables::component_type::toc)).filename().string();
         prefixes.push_back(toc.substr(0, toc.size() - std::string_view("TOC.txt").size()));
     }
-    auto names = co_await run_blocking([&dir, &target, &prefixes] {
-        namespace fs = std::filesystem;
-        fs::create_directories(target);
-        std::vector<std::string> out;
-        for (auto& e : fs::directory_iterator(dir)) {
-            auto name = e.path().filename().string();
-            if (!e.is_regular_file()) {
-                continue;
+    auto dirs = table_directories(*t.schema());
+    for (auto& dir : dirs) {
+        auto target = dir + "/snapshots/" + tag;
+        auto names = co_await run_blocking([&dir, &target, &prefixes] {
+            namespace fs = std::filesystem;
+            fs::create_directories(target);
+            std::vector<std::string> out;
+            for (auto& e : fs::directory_iterator(dir)) {
+                auto name = e.path().filename().string();
+                if (!e.is_regular_file()) {
+                    continue;
+                }
+                bool ours = std::any_of(prefixes.begin(), prefixes.end(), [&](auto& p) { return name.starts_with(p); });
+                // Not a partial write's TOC.txt.tmp (a flush does not run during the snapshot, this is for safety).
+                if (ours && !name.ends_with(".tmp")) {
+                    fs::create_hard_link(e.path(), fs::path(target) / name);
+                    out.push_back(name);
+                }
             }
-            bool ours = std::any_of(prefixes.begin(), prefixes.end(), [&](auto& p) { return name.starts_with(p); });
-            // Not a partial write's TOC.txt.tmp (a flush does not run during the snapshot, this is for safety).
-            if (ours && !name.ends_with(".tmp")) {
-                fs::create_hard_link(e.path(), fs::path(target) / name);
-                out.push_back(name);
-            }
-        }
-        return out;
-    });
-    linked.insert(linked.end(), names.begin(), names.end());
+            return out;
+        });
+        linked.insert(linked.end(), names.begin(), names.end());
+    }
 }
 
 future<> database::write_snapshot_metadata(schema_ptr s, std::string tag, std::vector<std::string> files) {
-    // manifest.json lists the files (all shards' links: read back from the directory) and schema.cql the table,
-    // as Cassandra writes them, so the snapshot can be restored by hand.
-    auto target = table_directory(*s) + "/snapshots/" + tag;
+    // In each data directory, manifest.json lists the files there (all shards' links: read back from the
+    // directory) and schema.cql the table, as Cassandra writes them, so the snapshot can be restored by hand.
     auto cql = s->to_cql();
-    co_await run_blocking([&target, &cql, &files] {
-        namespace fs = std::filesystem;
-        fs::create_directories(target);
-        files.clear();
-        for (auto& e : fs::directory_iterator(target)) {
-            auto name = e.path().filename().string();
-            if (name != "manifest.json" && name != "schema.cql") {
-                files.push_back(name);
+    auto dirs = table_directories(*s);
+    for (auto& dir : dirs) {
+        auto target = dir + "/snapshots/" + tag;
+        co_await run_blocking([&target, &cql, &files] {
+            namespace fs = std::filesystem;
+            fs::create_directories(target);
+            files.clear();
+            for (auto& e : fs::directory_iterator(target)) {
+                auto name = e.path().filename().string();
+                if (name != "manifest.json" && name != "schema.cql") {
+                    files.push_back(name);
+                }
             }
-        }
-        std::sort(files.begin(), files.end());
-        std::ofstream manifest(target + "/manifest.json");
-        manifest << "{\n  \"files\" : [";
-        for (size_t i = 0; i < files.size(); ++i) {
-            manifest << (i ? ", " : " ") << "\"" << files[i] << "\"";
-        }
-        manifest << (files.empty() ? "]\n}\n" : " ]\n}\n");
-        std::ofstream schema_file(target + "/schema.cql");
-        schema_file << cql << "\n";
-        if (!manifest.flush() || !schema_file.flush()) {
-            throw std::runtime_error(target + ": cannot write the snapshot's manifest.json or schema.cql");
-        }
-    });
+            std::sort(files.begin(), files.end());
+            std::ofstream manifest(target + "/manifest.json");
+            manifest << "{\n  \"files\" : [";
+            for (size_t i = 0; i < files.size(); ++i) {
+                manifest << (i ? ", " : " ") << "\"" << files[i] << "\"";
+            }
+            manifest << (files.empty() ? "]\n}\n" : " ]\n}\n");
+            std::ofstream schema_file(target + "/schema.cql");
+            schema_file << cql << "\n";
+            if (!manifest.flush() || !schema_file.flush()) {
+                throw std::runtime_error(target + ": cannot write the snapshot's manifest.json or schema.cql");
+            }
+        });
+    }
 }
 
 future<> database::snapshot_tables(std::string tag, std::vector<table_id> ids) {

@@ -57,6 +57,10 @@ struct database_config {
     // Cassandra's layout: <data_directory>/<keyspace>/<table>-<id, 32 hex digits>/, shared by the shards
     // (db/README.md, "Sharing a table directory").
     std::string data_directory;
+    // Further data directories (data_file_directories past the first): each holds the same layout and a share of
+    // every table's sstables (new ones go to the directories in turn); snapshots link within each directory.
+    // data_directory keeps reef-shard-count and locates the default commitlog directory.
+    std::vector<std::string> more_data_directories;
     std::string cluster_name = "Test Cluster";
     // DROP TABLE, DROP KEYSPACE and TRUNCATE first hard-link the table's sstables into
     // snapshots/dropped-<millis>-<table> / truncated-<millis>-<table> (Cassandra's auto_snapshot).
@@ -194,7 +198,9 @@ public:
     table* find_table(const table_id& id);
     // The same, held: a read keeps this version alive while an ALTER or DROP replaces it (db/query_page.cc).
     std::shared_ptr<table> find_table_shared(const table_id& id);
+    // The table's directory in data_directory; table_directories: in every data directory, that one first.
     std::string table_directory(const schema& s) const;
+    std::vector<std::string> table_directories(const schema& s) const;
     const utils::uuid_bytes& host_id() const noexcept { return _host_id; }
     const database_config& config() const noexcept { return _cfg; }
 
@@ -207,7 +213,14 @@ private:
     // This shard's part of the changes.
     future<> add_table_local(schema_ptr s);
     future<> remove_table_local(table_id id, std::string snapshot_tag);
-    future<> replace_table_local(table_id id, schema_ptr s, bool truncate, std::string snapshot_tag);
+    // ALTER: the table flushed, stopped and started again over the same directory under `s`.
+    future<> replace_table_local(table_id id, schema_ptr s);
+    // TRUNCATE's two steps on this shard around the truncation record: the table paused (its writes drained),
+    // flushed and snapshotted when tagged; returns the commitlog position every entry of it so far is at or below.
+    future<commitlog::replay_position> prepare_truncate_local(table_id id, std::string snapshot_tag);
+    // Then, the record durable (or, on failure, `abort`: the old version resumes), the old version stopped, its
+    // sstables deleted, its commitlog segments released up to `position`, and an empty version started.
+    future<> finish_truncate_local(table_id id, commitlog::replay_position position, bool abort);
     future<> snapshot_table_local(table& t, const std::string& tag, std::vector<std::string>& linked);
     future<> write_snapshot_metadata(schema_ptr s, std::string tag, std::vector<std::string> files);
     future<> snapshot_tables(std::string tag, std::vector<table_id> ids);
@@ -253,6 +266,8 @@ private:
     std::vector<std::string> _replay_segments;
     // Shard 0: the position of the last schema batch (released by drain()).
     std::optional<commitlog::replay_position> _last_schema_batch;
+    // This shard's truncation positions (system.local.truncated_at), given to the tables it makes.
+    std::map<table_id, commitlog::replay_position> _truncated_at;
     bool _crashed = false;
     gate _background;
     replay_summary _replay;

@@ -235,7 +235,7 @@ future<schema_ptr> database::alter_table(std::string keyspace, std::string table
             throw schema_change_error(e.what());
         }
         co_await apply_schema_mutations(schema_tables::table_mutations(*altered, next_schema_timestamp(), old.get()));
-        auto install = [altered](database& db) { return db.replace_table_local(altered->id(), altered, false, ""); };
+        auto install = [altered](database& db) { return db.replace_table_local(altered->id(), altered); };
         co_await _container->invoke_on_all(install);
         co_await notify_schema_changed();
     };
@@ -327,9 +327,46 @@ future<> database::truncate(std::string keyspace, std::string table) {
         if (!s) {
             throw schema_change_error("table " + qualified(keyspace, table) + " does not exist");
         }
+        if (schema_tables::is_system_keyspace(keyspace)) {
+            // Its record would go to system.local, paused if it were the table truncated; the schema tables hold
+            // the schema.
+            throw schema_change_error("cannot truncate system table " + qualified(keyspace, table));
+        }
+        // Cassandra's order: the truncation record (each shard's commitlog position) is durable before the data
+        // goes, so that after a crash either the old table is whole or replay skips what was truncated.
         std::string tag = _cfg.auto_snapshot ? "truncated-" + std::to_string(now_millis()) + "-" + table : std::string();
-        auto install = [s, tag](database& db) { return db.replace_table_local(s->id(), s, true, tag); };
-        co_await _container->invoke_on_all(install);
+        auto id = s->id();
+        schema_tables::truncation_record record;
+        record.truncated_at_millis = now_millis();
+        std::exception_ptr err;
+        try {
+            for (unsigned shard = 0; shard < smp::count(); ++shard) {
+                auto prepare = [id, tag](database& db) { return db.prepare_truncate_local(id, tag); };
+                record.positions.push_back(co_await _container->invoke_on(shard, prepare));
+            }
+            std::vector<mutation> ms;
+            ms.push_back(schema_tables::truncation_record_mutation(id, record, next_schema_timestamp()));
+            co_await apply_schema_mutations(std::move(ms));
+        } catch (...) {
+            err = std::current_exception();
+        }
+        // Without the record the old version resumes everywhere; with it, every shard truncates.
+        bool abort = err != nullptr;
+        for (unsigned shard = 0; shard < smp::count(); ++shard) {
+            auto position = shard < record.positions.size() ? record.positions[shard] : commitlog::replay_position{};
+            auto finish = [id, position, abort](database& db) { return db.finish_truncate_local(id, position, abort); };
+            try {
+                co_await _container->invoke_on(shard, finish);
+            } catch (...) {
+                // Every shard still resumes its table; the first error is reported.
+                if (!err) {
+                    err = std::current_exception();
+                }
+            }
+        }
+        if (err) {
+            std::rethrow_exception(err);
+        }
         if (!tag.empty()) {
             co_await write_snapshot_metadata(s, tag, std::vector<std::string>());
         }
@@ -346,6 +383,7 @@ future<> database::remove_table_local(table_id id, std::string snapshot_tag) {
     }
     auto entry = std::move(it->second);
     _tables.erase(it);
+    _truncated_at.erase(id);
     auto& s = entry->t->schema();
     _by_name.erase({s->keyspace(), s->table()});
     // Writes waiting on a replacement find no table now; those between their commitlog add and their apply hold
@@ -364,7 +402,7 @@ future<> database::remove_table_local(table_id id, std::string snapshot_tag) {
     }
 }
 
-future<> database::replace_table_local(table_id id, schema_ptr s, bool truncate, std::string snapshot_tag) {
+future<> database::replace_table_local(table_id id, schema_ptr s) {
     auto it = _tables.find(id);
     if (it == _tables.end()) {
         throw no_such_table("no table " + qualified(s->keyspace(), s->table()) + " on shard " +
@@ -378,21 +416,10 @@ future<> database::replace_table_local(table_id id, schema_ptr s, bool truncate,
         // Writes already past their commitlog add land in the old version before it is flushed.
         co_await e.writes->close();
         e.writes = std::make_unique<gate>();
-        // Everything the old version holds goes to sstables (a truncate without snapshot drops it instead), so the
-        // new version reads it from there (sstables of the old columns are upgraded as they are read).
-        if (!truncate || !snapshot_tag.empty()) {
-            co_await old->flush();
-        }
-        if (!snapshot_tag.empty()) {
-            std::vector<std::string> linked;
-            co_await snapshot_table_local(*old, snapshot_tag, linked);
-        }
+        // Everything the old version holds goes to sstables, so the new version reads it from there (sstables of
+        // the old columns are upgraded as they are read).
+        co_await old->flush();
         co_await old->stop();
-        if (truncate) {
-            for (auto& d : old->sstable_descriptors()) {
-                co_await sstables::delete_sstable_files(d);
-            }
-        }
         auto fresh = make_table(s);
         co_await fresh->start();
         e.t = std::move(fresh);
@@ -406,5 +433,56 @@ future<> database::replace_table_local(table_id id, schema_ptr s, bool truncate,
     }
 }
 
+future<commitlog::replay_position> database::prepare_truncate_local(table_id id, std::string snapshot_tag) {
+    auto it = _tables.find(id);
+    if (it == _tables.end()) {
+        throw no_such_table("no table " + utils::to_string(id) + " on shard " + std::to_string(this_shard_id()));
+    }
+    auto& e = *it->second;
+    e.paused = true;
+    // Writes already past their commitlog add land in the old version; later ones wait for finish.
+    co_await e.writes->close();
+    e.writes = std::make_unique<gate>();
+    if (!snapshot_tag.empty()) {
+        co_await e.t->flush();
+        std::vector<std::string> linked;
+        co_await snapshot_table_local(*e.t, snapshot_tag, linked);
+    }
+    co_return _commitlog->last_position();
+}
+
+future<> database::finish_truncate_local(table_id id, commitlog::replay_position position, bool abort) {
+    auto it = _tables.find(id);
+    if (it == _tables.end()) {
+        co_return;
+    }
+    auto& e = *it->second;
+    if (!e.paused) {
+        co_return;  // not prepared on this shard (a failure before it)
+    }
+    std::exception_ptr err;
+    if (!abort) {
+        try {
+            auto old = e.t;
+            _truncated_at[id] = position;
+            co_await old->stop();
+            for (auto& d : old->sstable_descriptors()) {
+                co_await sstables::delete_sstable_files(d);
+            }
+            // The dropped memtables' entries no longer pin their segments.
+            co_await _commitlog->discard_completed_segments(id, position);
+            auto fresh = make_table(old->schema());
+            co_await fresh->start();
+            e.t = std::move(fresh);
+        } catch (...) {
+            err = std::current_exception();
+        }
+    }
+    e.paused = false;
+    e.resumed.broadcast();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+}
 
 } // namespace reef

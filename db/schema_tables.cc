@@ -1080,4 +1080,86 @@ std::optional<persisted_identity> read_local_identity(const std::vector<mutation
     return std::nullopt;
 }
 
+namespace {
+
+void put_be(bytes& out, uint64_t v, int n) {
+    for (int shift = 8 * (n - 1); shift >= 0; shift -= 8) {
+        out.push_back(uint8_t(v >> shift));
+    }
+}
+
+uint64_t get_be(bytes_view in, size_t pos, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) {
+        v = (v << 8) | in[pos + i];
+    }
+    return v;
+}
+
+} // namespace
+
+bytes encode_truncation_record(const truncation_record& r) {
+    bytes out;
+    for (size_t i = 0; i < r.positions.size(); ++i) {
+        put_be(out, r.positions[i].segment_id, 8);
+        put_be(out, r.positions[i].offset, 4);
+        if (i == 0) {
+            put_be(out, uint64_t(r.truncated_at_millis), 8);
+        }
+    }
+    return out;
+}
+
+truncation_record decode_truncation_record(const table_id& table, bytes_view blob) {
+    if (blob.size() < 20 || (blob.size() - 20) % 12 != 0) {
+        throw std::runtime_error("system.local truncated_at[" + utils::to_string(table) + "]: " +
+                                 std::to_string(blob.size()) + " bytes, expected 20 + 12 per shard past the first");
+    }
+    truncation_record r;
+    r.positions.push_back({get_be(blob, 0, 8), uint32_t(get_be(blob, 8, 4))});
+    r.truncated_at_millis = int64_t(get_be(blob, 12, 8));
+    for (size_t pos = 20; pos < blob.size(); pos += 12) {
+        r.positions.push_back({get_be(blob, pos, 8), uint32_t(get_be(blob, pos + 8, 4))});
+    }
+    return r;
+}
+
+mutation truncation_record_mutation(const table_id& table, const truncation_record& r, int64_t ts) {
+    auto m = partition_of(local(), "local");
+    collection_cells cells;
+    auto blob = encode_truncation_record(r);
+    cells.cells.emplace_back(uuid(table), atomic_cell::make_live(ts, std::string(blob.begin(), blob.end())));
+    deletable_row row;
+    auto cmp = map_type(uuid_type(), blob_type(), true)->name_comparator();
+    row.cells.apply(regular_id(*local(), "truncated_at"), std::move(cells),
+                    [cmp](bytes_view a, bytes_view b) { return cmp->compare(a, b); });
+    m.partition().apply_row(*local(), clustering_key_prefix(), row);
+    return m;
+}
+
+std::map<table_id, truncation_record> read_truncation_records(const std::vector<mutation>& ms) {
+    std::map<table_id, truncation_record> out;
+    for (auto& m : ms) {
+        if (partition_text(m) != "local") {
+            continue;
+        }
+        for (auto& r : live_rows(m)) {
+            auto it = r.collections.find("truncated_at");
+            if (it == r.collections.end()) {
+                continue;
+            }
+            for (auto& [key, value] : it->second) {
+                if (key.size() != 16) {
+                    throw std::runtime_error("system.local truncated_at: a key of " + std::to_string(key.size()) +
+                                             " bytes, not a uuid");
+                }
+                table_id id;
+                std::copy(key.begin(), key.end(), id.begin());
+                out[id] = decode_truncation_record(id, value);
+            }
+        }
+    }
+    return out;
+}
+
 } // namespace reef::schema_tables

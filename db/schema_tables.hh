@@ -2,6 +2,7 @@
 // 5.0's columns, and system.local; schema changes as mutations of them, and the catalog read back from them.
 #pragma once
 
+#include "commitlog/replay_position.hh"
 #include "mutation/mutation.hh"
 #include "schema/keyspace.hh"
 #include "schema/schema.hh"
@@ -108,6 +109,22 @@ struct persisted_identity {
     std::vector<std::string> tokens;
 };
 std::optional<persisted_identity> read_local_identity(const std::vector<mutation>& local);
+
+// A table's truncation record, system.local.truncated_at[table id] (Cassandra's column): where each shard's
+// commitlog stood when the table was truncated (every entry of the table at or below is truncated) and when.
+// The blob is Cassandra's for shard 0 (segment id 8 bytes, offset 4, truncated_at in ms 8, big-endian), then 12
+// bytes (segment id, offset) for each further shard.
+struct truncation_record {
+    std::vector<commitlog::replay_position> positions;  // by shard
+    int64_t truncated_at_millis = 0;
+};
+bytes encode_truncation_record(const truncation_record& r);
+// Throws std::runtime_error naming the table and the length when the blob is not 20 + 12 * k bytes.
+truncation_record decode_truncation_record(const table_id& table, bytes_view blob);
+// The map element truncated_at[table] of system.local, written at ts.
+mutation truncation_record_mutation(const table_id& table, const truncation_record& r, int64_t ts);
+// Every live truncated_at element of a system.local partition (decode errors thrown as above).
+std::map<table_id, truncation_record> read_truncation_records(const std::vector<mutation>& local);
 
 // The live rows of a partition as a query at `now` sees them: (clustering key, row) after tombstones are applied.
 // For callers that read schema tables (tests, the CQL layer's system queries).

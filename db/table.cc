@@ -78,13 +78,10 @@ future<> table::flush_for_memory() {
     }
 }
 
-future<> table::start() {
-    auto& dir = _cfg.directory;
+// One directory of the table at start: created if missing, this shard's partial writes removed, its sstables'
+// descriptors listed (every shard's: start() keeps its own).
+future<std::vector<sstables::descriptor>> table::load_directory(std::string dir) {
     co_await run_blocking([&dir] { std::filesystem::create_directories(dir); });
-    if (_cfg.shard_count == 0 || _cfg.shard >= _cfg.shard_count) {
-        throw std::invalid_argument(dir + ": table_config shard " + std::to_string(_cfg.shard) + " of " +
-                                    std::to_string(_cfg.shard_count));
-    }
     unsigned shard = _cfg.shard, count = _cfg.shard_count;
     std::function<bool(const sstables::descriptor&)> owned = [shard, count](const sstables::descriptor& d) {
         try {
@@ -94,7 +91,7 @@ future<> table::start() {
         }
     };
     co_await sstables::remove_partial_sstables(dir, std::move(owned));
-    auto descs = co_await run_blocking([&dir] {
+    co_return co_await run_blocking([&dir] {
         std::vector<sstables::descriptor> out;
         for (auto& e : std::filesystem::directory_iterator(dir)) {
             auto name = e.path().filename().string();
@@ -104,6 +101,25 @@ future<> table::start() {
         }
         return out;
     });
+}
+
+std::vector<std::string> table::directories() const {
+    std::vector<std::string> out{_cfg.directory};
+    out.insert(out.end(), _cfg.more_directories.begin(), _cfg.more_directories.end());
+    return out;
+}
+
+future<> table::start() {
+    if (_cfg.shard_count == 0 || _cfg.shard >= _cfg.shard_count) {
+        throw std::invalid_argument(_cfg.directory + ": table_config shard " + std::to_string(_cfg.shard) + " of " +
+                                    std::to_string(_cfg.shard_count));
+    }
+    std::vector<sstables::descriptor> descs;
+    auto dirs = directories();
+    for (auto& dir : dirs) {
+        auto found = co_await load_directory(dir);
+        descs.insert(descs.end(), found.begin(), found.end());
+    }
     for (auto& d : descs) {
         uint64_t gen = 0;
         try {
@@ -114,9 +130,19 @@ future<> table::start() {
         if (gen % _cfg.shard_count != _cfg.shard) {
             continue;  // another shard's
         }
-        _sstables.push_back(co_await sstables::open_sstable(d));
-        note_flushed(_sstables.back());
         _last_generation = std::max(_last_generation, gen);
+        auto sst = co_await sstables::open_sstable(d);
+        if (_cfg.truncated_at && truncated_by(sst, *_cfg.truncated_at)) {
+            co_await sst->readers().close();
+            co_await sst->close();
+            co_await sstables::delete_sstable_files(d);
+            continue;
+        }
+        _sstables.push_back(std::move(sst));
+        note_flushed(_sstables.back());
+    }
+    if (_cfg.truncated_at && (!_flushed_position || *_cfg.truncated_at > *_flushed_position)) {
+        _flushed_position = _cfg.truncated_at;
     }
     if (_cfg.dirty_memory && !_registered) {
         _cfg.dirty_memory->register_flushable(*this);
@@ -158,13 +184,13 @@ interval_list merge_intervals(interval_list in) {
 
 } // namespace
 
-void table::note_flushed(const sstables::shared_sstable& sst) {
+std::optional<commitlog::replay_position> table::own_upper_bound(const sstables::shared_sstable& sst) const {
     auto& st = sst->statistics().stats;
     if (!st) {
-        return;
+        return std::nullopt;
     }
     if (st->originating_host_id && _cfg.host_id && *st->originating_host_id != *_cfg.host_id) {
-        return;  // another host's commitlog positions
+        return std::nullopt;  // another host's commitlog positions
     }
     // Cassandra's rule at load: the greatest upper bound of the sstables' intervals.
     auto up = to_replay_position(st->commitlog_upper_bound);
@@ -173,6 +199,21 @@ void table::note_flushed(const sstables::shared_sstable& sst) {
             up = e;
         }
     }
+    return up;
+}
+
+bool table::truncated_by(const sstables::shared_sstable& sst, commitlog::replay_position truncated_at) const {
+    // Only this host's flushes say which commitlog positions they hold; an imported sstable stays.
+    auto& st = sst->statistics().stats;
+    if (!st || !st->originating_host_id || !_cfg.host_id || *st->originating_host_id != *_cfg.host_id) {
+        return false;
+    }
+    auto up = own_upper_bound(sst);
+    return up && *up <= truncated_at;
+}
+
+void table::note_flushed(const sstables::shared_sstable& sst) {
+    auto up = own_upper_bound(sst);
     if (up && (!_flushed_position || *up > *_flushed_position)) {
         _flushed_position = up;
     }
@@ -276,7 +317,10 @@ sstables::descriptor table::next_descriptor() {
         gen += _cfg.shard_count;
     }
     _last_generation = gen;
-    return sstables::descriptor{_cfg.directory, sstables::sstable_version::me, std::to_string(gen), "big"};
+    // The directories in turn, by generation, so that the turn goes on across restarts.
+    auto dirs = directories();
+    auto& dir = dirs[(gen / _cfg.shard_count) % dirs.size()];
+    return sstables::descriptor{dir, sstables::sstable_version::me, std::to_string(gen), "big"};
 }
 
 future<> table::flush_sealed() {

@@ -35,6 +35,10 @@ struct table_config {
     // generation % shard_count == shard (db/README.md, "Sharing a table directory"), loads only those, and
     // numbers each new sstable the next such generation above the greatest it has seen (loaded or written).
     std::string directory;
+    // The same table's directory in each further data directory (data_file_directories past the first, as in
+    // ScyllaDB: each holds the <ks>/<table>-<id>/ layout): start() loads the sstables of every directory, the
+    // generations are one space across them, and new sstables go to the directories in turn (by generation).
+    std::vector<std::string> more_directories;
     unsigned shard = 0;
     unsigned shard_count = 1;
     // A memtable whose occupancy() reaches this many bytes is sealed and flushed in the background. The
@@ -59,6 +63,10 @@ struct table_config {
     // originating host id, and the flushed position ignores the intervals of sstables another host wrote
     // (Cassandra's rule: their commitlog positions are that host's).
     std::optional<std::array<uint8_t, 16>> host_id;
+    // The table's truncation position on this shard (system.local.truncated_at): start() deletes the sstables this
+    // host flushed at or below it (a crash between the truncation record and their deletion leaves them), and the
+    // flushed position starts there, so that replay skips the truncated entries.
+    std::optional<commitlog::replay_position> truncated_at;
 };
 
 class table : public dirty_memory_flushable {
@@ -159,8 +167,15 @@ private:
     std::shared_ptr<memtable> new_memtable();
     void maybe_seal_and_flush();
     void note_flushed(const sstables::shared_sstable& sst);
+    // The greatest commitlog position an sstable of this host holds (none for another host's or without intervals).
+    std::optional<commitlog::replay_position> own_upper_bound(const sstables::shared_sstable& sst) const;
+    // Whether this host flushed sst with nothing above truncated_at.
+    bool truncated_by(const sstables::shared_sstable& sst, commitlog::replay_position truncated_at) const;
     future<> flush_sealed();
     sstables::descriptor next_descriptor();
+    // directory, then more_directories.
+    std::vector<std::string> directories() const;
+    future<std::vector<sstables::descriptor>> load_directory(std::string dir);
     // What the row cache reads: the sstable set as it is when called, merged, forward, without forwarding.
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);

@@ -72,6 +72,7 @@ database_config make_database_config(const node_state& st) {
     database_config d;
     auto dirs = st.cfg.data_directories();
     d.data_directory = dirs.front();
+    d.more_data_directories.assign(dirs.begin() + 1, dirs.end());
     d.cluster_name = st.cfg.cluster_name;
     d.auto_snapshot = st.cfg.auto_snapshot;
     if (st.memory) {
@@ -100,10 +101,6 @@ database_config make_database_config(const node_state& st) {
 // Starts the sharded database and registers its drain steps: the memtables flush, then the commitlog closes.
 future<> start_database(node_state& st, sharded<database>& db) {
     auto step_start = clock_type::now();
-    auto dirs = st.cfg.data_directories();
-    if (dirs.size() > 1) {
-        nlog.warn("data_file_directories: {} given, only the first ({}) is used", dirs.size(), dirs.front());
-    }
     auto dcfg = make_database_config(st);
     co_await db.start(&db, dcfg);
     co_await db.local().start();

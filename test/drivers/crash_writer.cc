@@ -1,15 +1,18 @@
 // `reef crash-writer`: the crash test's driver (test/suites/crash_test.py). Writing: starts the database as the
 // node does (commitlog replay included), creates ks.t if missing and applies random inserts, updates, row, range
-// and partition deletes, each deterministic from (seed, cycle, index) with a unique known timestamp; before each
-// write it appends an intent line to the ack file, after its acknowledgement an ack line (write(2), O_APPEND),
-// until killed or --ops are done. --verify: starts the database, replays the ack file into a model of every row
-// and compares it with the table: rows lost, resurrected (deleted in the model, live in the table) and phantom
-// (never written yet live), with writes that were in flight (intent, no ack) allowed either way. Exit 1 on any.
+// and partition deletes and now and then a TRUNCATE, each deterministic from (seed, cycle, index) with a unique
+// known timestamp; before each write it appends an intent line to the ack file, after its acknowledgement an ack
+// line (write(2), O_APPEND), until killed or --ops are done. A TRUNCATE runs alone (no write in flight), so the
+// file's order says which writes it removed. --verify: starts the database, replays the ack file into a model of
+// every row and compares it with the table: rows lost, resurrected (written once, deleted or truncated in the model,
+// live in the table) and phantom (never written yet live), with writes that were in flight (intent, no ack) allowed
+// either way, and a TRUNCATE in flight either done or not. Exit 1 on any.
 #include "db/database.hh"
 #include "mutation/mutation.hh"
 #include "node/directory_lock.hh"
 #include "runtime/app.hh"
 #include "runtime/app_options.hh"
+#include "runtime/semaphore.hh"
 #include "runtime/sharded.hh"
 #include "runtime/smp.hh"
 #include "test/drivers/drivers.hh"
@@ -38,9 +41,11 @@ constexpr int partitions = 40;
 constexpr int rows_per_partition = 16;
 constexpr int64_t cycle_span = 100'000'000;
 
-// One write. kind: i insert (marker and v), u update (v), r row delete, g range delete [ck, ck2], p partition delete.
+// One write. kind: i insert (marker and v), u update (v), r row delete, g range delete [ck, ck2], p partition delete,
+// t TRUNCATE of the table.
 struct op {
     uint64_t idx = 0;
+    uint64_t seq = 0;  // the line of its intent in the ack file (verify)
     char kind = 'i';
     int pk = 0, ck = 0, ck2 = 0, value = 0;
     int64_t ts = 0;
@@ -54,6 +59,9 @@ op make_op(uint64_t seed, uint64_t cycle, uint64_t i) {
     o.ts = 1 + int64_t(o.idx);
     int k = rnd(0, 99);
     o.kind = k < 45 ? 'i' : k < 75 ? 'u' : k < 88 ? 'r' : k < 96 ? 'g' : 'p';
+    if (rnd(0, 1999) == 0) {
+        o.kind = 't';  // a few per cycle: the table refills in between
+    }
     o.pk = rnd(0, partitions - 1);
     o.ck = rnd(0, rows_per_partition - 1);
     o.ck2 = std::min(rows_per_partition - 1, o.ck + rnd(0, 4));
@@ -175,6 +183,8 @@ struct row_state {
 
 bool touches(const op& o, int ck) {
     switch (o.kind) {
+    case 't':
+        return false;  // handled as the cut (verify)
     case 'p':
         return true;
     case 'g':
@@ -223,6 +233,7 @@ ack_log read_ack_file(const std::string& path) {
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::map<uint64_t, op> intents;
     size_t pos = 0;
+    uint64_t line = 0;
     while (pos < text.size()) {
         auto nl = text.find('\n', pos);
         if (nl == std::string::npos) {
@@ -231,60 +242,65 @@ ack_log read_ack_file(const std::string& path) {
         }
         std::istringstream ls(text.substr(pos, nl - pos));
         pos = nl + 1;
+        ++line;
         char tag = 0;
         op o;
         if (!(ls >> tag >> o.idx >> o.kind >> o.pk >> o.ck >> o.ck2 >> o.value >> o.ts) || (tag != 'A' && tag != 'I')) {
             ++log.torn;  // a torn line the next run completed with its newline
             continue;
         }
-        (tag == 'A' ? log.acked : intents)[o.idx] = o;
+        if (tag == 'I') {
+            o.seq = line;
+            intents[o.idx] = o;
+        } else {
+            log.acked[o.idx] = o;
+        }
     }
     for (auto& [idx, o] : intents) {
-        if (!log.acked.contains(idx)) {
+        if (auto a = log.acked.find(idx); a != log.acked.end()) {
+            a->second.seq = o.seq;
+        } else {
             log.in_flight[idx] = o;
         }
     }
     return log;
 }
 
-future<int> verify(sharded<database>& db, const std::string& ack_path) {
-    auto s = co_await ensure_table(db);
-    auto log = read_ack_file(ack_path);
-    auto full = dht::partition_range::full();
-    auto slice = full_slice();
-    auto got = co_await db.local().query(s, full, slice);
-    std::map<std::pair<int, int>, row_state> table;
-    for (auto& m : got) {
-        m.partition().drop_shadowed();
-        int pk = int_of(m.decorated_key().key().view());
-        for (auto& [key, r] : m.partition().rows()) {
-            row_state st;
-            if (auto* c = r.cells.find(0)) {
-                st.v = int_of(std::get<atomic_cell>(*c).value());
-            }
-            st.present = st.v || !r.marker.empty();
-            if (st.present) {
-                auto c = key.component(0);
-                table[{pk, int_of(std::string_view(reinterpret_cast<const char*>(c.data()), c.size()))}] = st;
+using row_table = std::map<std::pair<int, int>, row_state>;
+
+struct verdict {
+    uint64_t lost = 0, resurrected = 0, phantom = 0, uncertain = 0, live = 0;
+    uint64_t errors() const { return lost + resurrected + phantom; }
+};
+
+// Every row against the model of the writes after `cut` (the intent line of the last TRUNCATE taken as done; 0:
+// none); with `print`, each wrong row is printed.
+verdict check_rows(const row_table& table, const ack_log& log, uint64_t cut, bool print) {
+    std::vector<std::vector<const op*>> acked_by_pk(partitions), flying_by_pk(partitions), ever_by_pk(partitions);
+    for (auto& [idx, o] : log.acked) {
+        if (o.kind != 't') {
+            ever_by_pk[o.pk].push_back(&o);
+            if (o.seq > cut) {
+                acked_by_pk[o.pk].push_back(&o);
             }
         }
     }
-    std::vector<std::vector<const op*>> acked_by_pk(partitions), flying_by_pk(partitions);
-    for (auto& [idx, o] : log.acked) {
-        acked_by_pk[o.pk].push_back(&o);
-    }
     for (auto& [idx, o] : log.in_flight) {
-        flying_by_pk[o.pk].push_back(&o);
+        if (o.kind != 't' && o.seq > cut) {
+            flying_by_pk[o.pk].push_back(&o);
+        }
     }
-    uint64_t lost = 0, resurrected = 0, phantom = 0, uncertain = 0, live = 0;
+    verdict out;
     for (int pk = 0; pk < partitions; ++pk) {
         for (int ck = 0; ck < rows_per_partition; ++ck) {
             std::vector<const op*> ops, flying;
             bool ever_written = false;
+            for (auto* o : ever_by_pk[pk]) {
+                ever_written |= touches(*o, ck) && (o->kind == 'i' || o->kind == 'u');
+            }
             for (auto* o : acked_by_pk[pk]) {
                 if (touches(*o, ck)) {
                     ops.push_back(o);
-                    ever_written |= o->kind == 'i' || o->kind == 'u';
                 }
             }
             for (auto* o : flying_by_pk[pk]) {
@@ -295,7 +311,7 @@ future<int> verify(sharded<database>& db, const std::string& ack_path) {
             auto expected = model_row(ops);
             auto it = table.find({pk, ck});
             row_state actual = it == table.end() ? row_state{} : it->second;
-            live += actual.present;
+            out.live += actual.present;
             if (actual == expected) {
                 continue;
             }
@@ -312,31 +328,89 @@ future<int> verify(sharded<database>& db, const std::string& ack_path) {
                 explained = model_row(with) == actual;
             }
             if (explained) {
-                ++uncertain;
+                ++out.uncertain;
                 continue;
             }
+            auto v_of = [](const row_state& r) { return r.v ? std::to_string(*r.v) : std::string("none"); };
             if (expected.present) {
-                ++lost;
-                fmt::print("LOST ({}, {}): expected v {}, table has {}\n", pk, ck,
-                           expected.v ? std::to_string(*expected.v) : "none",
-                           actual.present ? (actual.v ? std::to_string(*actual.v) : "a row without v") : "nothing");
+                ++out.lost;
+                if (print) {
+                    fmt::print("LOST ({}, {}): expected v {}, table has {}\n", pk, ck, v_of(expected),
+                               actual.present ? (actual.v ? std::to_string(*actual.v) : "a row without v") : "nothing");
+                }
             } else if (ever_written) {
-                ++resurrected;
-                fmt::print("RESURRECTED ({}, {}): deleted, table has v {}\n", pk, ck,
-                           actual.v ? std::to_string(*actual.v) : "none");
+                ++out.resurrected;
+                if (print) {
+                    fmt::print("RESURRECTED ({}, {}): deleted or truncated, table has v {}\n", pk, ck, v_of(actual));
+                }
             } else {
-                ++phantom;
-                fmt::print("PHANTOM ({}, {}): never written, table has v {}\n", pk, ck,
-                           actual.v ? std::to_string(*actual.v) : "none");
+                ++out.phantom;
+                if (print) {
+                    fmt::print("PHANTOM ({}, {}): never written, table has v {}\n", pk, ck, v_of(actual));
+                }
             }
         }
     }
+    return out;
+}
+
+future<int> verify(sharded<database>& db, const std::string& ack_path) {
+    auto s = co_await ensure_table(db);
+    auto log = read_ack_file(ack_path);
+    auto full = dht::partition_range::full();
+    auto slice = full_slice();
+    auto got = co_await db.local().query(s, full, slice);
+    row_table table;
+    for (auto& m : got) {
+        m.partition().drop_shadowed();
+        int pk = int_of(m.decorated_key().key().view());
+        for (auto& [key, r] : m.partition().rows()) {
+            row_state st;
+            if (auto* c = r.cells.find(0)) {
+                st.v = int_of(std::get<atomic_cell>(*c).value());
+            }
+            st.present = st.v || !r.marker.empty();
+            if (st.present) {
+                auto c = key.component(0);
+                table[{pk, int_of(std::string_view(reinterpret_cast<const char*>(c.data()), c.size()))}] = st;
+            }
+        }
+    }
+    // The last acknowledged TRUNCATE removed every write before it; each later one in flight at a kill may have
+    // happened (atomically: its record is one commitlog entry) or not. The cut that explains the table best is
+    // the verdict.
+    uint64_t cut = 0, truncates = 0, truncates_in_flight = 0;
+    for (auto& [idx, o] : log.acked) {
+        if (o.kind == 't') {
+            cut = std::max(cut, o.seq);
+            ++truncates;
+        }
+    }
+    std::vector<uint64_t> cuts{cut};
+    for (auto& [idx, o] : log.in_flight) {
+        if (o.kind == 't') {
+            ++truncates_in_flight;
+            if (o.seq > cut) {
+                cuts.push_back(o.seq);
+            }
+        }
+    }
+    uint64_t best = cuts[0];
+    uint64_t best_errors = UINT64_MAX;
+    for (auto c : cuts) {
+        if (auto e = check_rows(table, log, c, false).errors(); e < best_errors) {
+            best_errors = e;
+            best = c;
+        }
+    }
+    auto v = check_rows(table, log, best, true);
     auto& r = db.local().last_replay();
     fmt::print("verify: {} acked writes, {} in flight, {} torn lines; {} live rows; lost {} resurrected {} phantom {} "
-               "(in-flight explained {}); replay: {} segments, {} replayed, {} skipped, {} corrupt\n",
-               log.acked.size(), log.in_flight.size(), log.torn, live, lost, resurrected, phantom, uncertain,
-               r.segments, r.replayed, r.skipped, r.corrupt);
-    co_return lost + resurrected + phantom ? 1 : 0;
+               "(in-flight explained {}); {} truncates acked, {} in flight; replay: {} segments, {} replayed, "
+               "{} skipped, {} corrupt\n",
+               log.acked.size(), log.in_flight.size(), log.torn, v.live, v.lost, v.resurrected, v.phantom, v.uncertain,
+               truncates, truncates_in_flight, r.segments, r.replayed, r.skipped, r.corrupt);
+    co_return v.errors() ? 1 : 0;
 }
 
 future<int> write(sharded<database>& db, uint64_t seed, uint64_t cycle, const std::string& ack_path, uint64_t writers,
@@ -362,13 +436,30 @@ future<int> write(sharded<database>& db, uint64_t seed, uint64_t cycle, const st
                r.segments);
     std::fflush(stdout);
     uint64_t next = 0, done = 0;
+    // A write takes one unit, a TRUNCATE all of them: it runs alone, after every write begun before it.
+    semaphore alone(writers);
     auto writer = [&]() -> future<> {
         while (ops == 0 || next < ops) {
             auto o = make_op(seed, cycle, next++);
-            append_line(fd, line_of('I', o));
-            auto m = to_mutation(s, o);
-            co_await db.local().apply(std::move(m));
-            append_line(fd, line_of('A', o));
+            size_t units = o.kind == 't' ? writers : 1;
+            co_await alone.wait(units);
+            std::exception_ptr err;
+            try {
+                append_line(fd, line_of('I', o));
+                if (o.kind == 't') {
+                    co_await db.local().truncate("ks", "t");
+                } else {
+                    auto m = to_mutation(s, o);
+                    co_await db.local().apply(std::move(m));
+                }
+                append_line(fd, line_of('A', o));
+            } catch (...) {
+                err = std::current_exception();
+            }
+            alone.signal(units);
+            if (err) {
+                std::rethrow_exception(err);
+            }
             ++done;
         }
     };
@@ -415,6 +506,8 @@ int crash_writer_main(int argc, char** argv) {
     std::vector<node::directory_lock> locks;
     try {
         cfg = make_config(workdir, sync, dirty_limit, segment_kb);
+        // TRUNCATE both ways: flushed and snapshotted first, or its memtables dropped.
+        cfg.auto_snapshot = cycle % 2 == 0;
         // As the node does: a second process on the directories (a writer not dead yet) is refused.
         locks.push_back(node::directory_lock::acquire(cfg.data_directory));
         locks.push_back(node::directory_lock::acquire(cfg.commitlog.commitlog_directory));

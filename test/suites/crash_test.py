@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The crash test: `reef crash-writer` (test/drivers/crash_writer.cc) writes random inserts, updates, row, range and
-partition deletes to a database with 2 shards, 64 KiB memtables and 64 KiB commitlog segments (flushes, segment
+partition deletes and now and then a TRUNCATE (each one alone, snapshotted in even cycles) to a database with 2 shards, 64 KiB memtables and 64 KiB commitlog segments (flushes, segment
 switches, discards and back-pressure all the time), appending each acknowledged write to an ack file; it is killed
 with SIGKILL at a random moment (mostly while writing, sometimes during start-up and replay), and after each kill
 `reef crash-writer --verify` replays the commitlog and compares every row with the ack file's model: 0 rows lost,
-resurrected or phantom. 20 cycles in batch mode, 4 in periodic mode (acknowledged after the write, before the
+resurrected (truncated data coming back included) or phantom. 20 cycles in batch mode, 4 in periodic mode (acknowledged after the write, before the
 fdatasync: a process crash loses nothing either, the page cache survives it); fewer in debug builds.
 REEF_CRASH_SEED repeats a run; REEF_CRASH_CYCLES and REEF_CRASH_PERIODIC_CYCLES set the cycles. Run by test.py with REEF_BUILD_DIR (build/<mode>); every process started is killed
 by its pid in a finally."""
@@ -23,6 +23,7 @@ START_TIMEOUT = 120 if DEBUG else 60
 VERIFY = re.compile(r'verify: (\d+) acked writes, (\d+) in flight, (\d+) torn lines; (\d+) live rows; '
                     r'lost (\d+) resurrected (\d+) phantom (\d+) .*replay: (\d+) segments, (\d+) replayed, '
                     r'(\d+) skipped, (\d+) corrupt')
+TRUNCATES = re.compile(r'(\d+) truncates acked, (\d+) in flight')
 
 
 def check(cond, what):
@@ -50,7 +51,7 @@ def wait_for_text(path, needle, proc, timeout):
 def run_cycles(tmp, mode, cycles, seed, rng, procs):
     work = os.path.join(tmp, mode)
     acks = os.path.join(tmp, f'{mode}.acks')
-    totals = {'kills': 0, 'early': 0, 'acked': 0, 'replayed': 0, 'skipped': 0, 'segments': 0}
+    totals = {'kills': 0, 'early': 0, 'acked': 0, 'replayed': 0, 'skipped': 0, 'segments': 0, 'truncates': 0}
     for cycle in range(cycles):
         out_path = os.path.join(tmp, f'{mode}-{cycle}.out')
         with open(out_path, 'w') as out:
@@ -80,13 +81,18 @@ def run_cycles(tmp, mode, cycles, seed, rng, procs):
         m = VERIFY.search(text)
         check(m is not None, f'{mode} cycle {cycle}: no verify line (exit {v.returncode}):\n{text[-6000:]}')
         acked, flying, torn, live, lost, resurrected, phantom, segs, replayed, skipped, corrupt = map(int, m.groups())
-        print(f'{mode} cycle {cycle}: {acked} acked, {flying} in flight, {live} live rows, replay {segs} segments '
+        t = TRUNCATES.search(text)
+        check(t is not None, f'{mode} cycle {cycle}: no truncate counts in the verify line:\n{text[-2000:]}')
+        truncates, truncates_flying = map(int, t.groups())
+        print(f'{mode} cycle {cycle}: {acked} acked, {flying} in flight, {live} live rows, {truncates} truncates '
+              f'({truncates_flying} in flight), replay {segs} segments '
               f'{replayed} replayed {skipped} skipped {corrupt} corrupt; lost {lost} resurrected {resurrected} '
               f'phantom {phantom}', flush=True)
         problems = '\n'.join(l for l in text.splitlines() if l.startswith(('LOST', 'RESURRECTED', 'PHANTOM')))
         check(v.returncode == 0 and lost == 0 and resurrected == 0 and phantom == 0,
               f'{mode} cycle {cycle}: verify exit {v.returncode}, seed {seed}:\n{problems[:6000]}')
         totals['acked'] = acked
+        totals['truncates'] = truncates
         totals['replayed'] += replayed
         totals['skipped'] += skipped
         totals['segments'] += segs
@@ -114,7 +120,7 @@ def main():
                     p.kill()
                     p.wait()
     parts = [f'{mode}: {cycles} cycles, {t["kills"]} kills ({t["early"]} during start-up), {t["acked"]} acked writes, '
-             f'{t["replayed"]} replayed, {t["skipped"]} skipped, {t["segments"]} segments'
+             f'{t["truncates"]} truncates, {t["replayed"]} replayed, {t["skipped"]} skipped, {t["segments"]} segments'
              for mode, (cycles, t) in results.items()]
     print(f'crash_test: 0 lost, 0 resurrected, 0 phantom; {"; ".join(parts)}; '
           f'{time.monotonic() - start:.1f} s')

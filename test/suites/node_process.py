@@ -6,7 +6,8 @@ exits 0, and the next start loads the flushed sstables; the CQL server listens o
 SUPPORTED with the shard keys; on the shard-aware port, shard = client port % shards), stops first in the drain,
 and a CQL port in use stops start-up naming it; with a slow drain step (the hidden --test-drain-delay-ms) a
 second SIGINT exits at once with 128 + SIGINT; a bad value in the file stops start-up naming the key, file and
-line. Also `reef --version`. Run by test.py with REEF_BUILD_DIR (build/<mode>); every node started is stopped by
+line; with two data_file_directories, the flushes of two runs put sstables in both and a restart loads both.
+Also `reef --version`. Run by test.py with REEF_BUILD_DIR (build/<mode>); every node started is stopped by
 its pid in a finally."""
 import os
 import signal
@@ -211,6 +212,34 @@ def main():
                       in text, f'a CQL port in use: exit code {rc}:\n{text}')
             finally:
                 holder.close()
+            # Two data directories: each run's drain flushes every table once; the turn by generation sends the
+            # second run's sstables to the other directory, and the third run loads both.
+            dirs = [os.path.join(tmp, 'd1'), os.path.join(tmp, 'd2')]
+            two = args[:args.index('--workdir')] + ['--workdir', os.path.join(tmp, 'two'), '--smp', '2',
+                                                    '--no-pin-threads', '--data-file-directories', ','.join(dirs)]
+            def tables_sstables():
+                return [sum(1 for root, _, files in os.walk(os.path.join(d, 'system_schema'))
+                            for f in files if f.endswith('-TOC.txt') and os.path.basename(root).startswith('tables-'))
+                        for d in dirs]
+            for run in range(3):
+                before = tables_sstables()
+                n = node(tmp, two, f'two-{run}')
+                nodes.append(n)
+                n.wait_for('ready:', START_TIMEOUT)
+                text = n.text()
+                check(run == 0 or f'sstables loaded: system_schema.tables: {sum(before)}\n' in text,
+                      f'two directories, run {run}: not all of {before} sstables loaded:\n{text}')
+                n.proc.send_signal(signal.SIGTERM)
+                rc = n.wait_exit(STOP_TIMEOUT)
+                check(rc == 0, f'two directories, run {run}: exit code {rc}:\n{n.text()}')
+            tocs = []
+            for d in dirs:
+                tocs.append(sum(1 for root, _, files in os.walk(os.path.join(d, 'system_schema'))
+                                for f in files if f.endswith('-TOC.txt') and '/snapshots/' not in root))
+            check(all(tocs), f'two directories: sstables {tocs} (each should hold some)')
+            check('only the first' not in text, f'two directories: warned:\n{text}')
+            print(f'two data directories: {tocs[0]} and {tocs[1]} system_schema sstables; last run loaded '
+                  f'{before} of system_schema.tables')
 
             bad_cfg = os.path.join(tmp, 'bad.yaml')
             with open(bad_cfg, 'w') as f:

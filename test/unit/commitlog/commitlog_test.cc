@@ -632,3 +632,34 @@ REEF_TEST_CASE(test_recycled_files_left_by_a_crash_are_reused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+REEF_TEST_CASE(test_last_position_separates_past_and_future_entries) {
+    // What a TRUNCATE records (db/README.md): at or above every entry added, below every later one, across segment
+    // switches and a restart, and before the first entry.
+    testing::tmpdir dir;
+    std::mt19937_64 rng(7);
+    commitlog::replay_position before_any;
+    {
+        auto log = co_await commitlog::commitlog::create(small_config(dir.path(), sync_mode::periodic), 0);
+        before_any = log->last_position();
+        std::optional<commitlog::replay_position> mark;
+        for (int i = 0; i < 200; ++i) {  // ~300 KiB: several 64 KiB segments
+            auto data = make_data(rng, 0, i);
+            auto pos = co_await log->add(tid(1), data);
+            BOOST_REQUIRE(pos > before_any);
+            if (mark) {
+                BOOST_REQUIRE(pos > *mark);
+            }
+            auto last = log->last_position();
+            BOOST_REQUIRE(pos <= last);
+            mark = last;
+        }
+        co_await log->close();
+    }
+    auto log = co_await commitlog::commitlog::create(small_config(dir.path(), sync_mode::periodic), 0);
+    auto fresh = log->last_position();
+    auto data = make_data(rng, 0, 1000);
+    auto pos = co_await log->add(tid(1), data);
+    BOOST_REQUIRE(pos > fresh);
+    co_await log->close();
+}

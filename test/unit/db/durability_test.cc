@@ -3,12 +3,14 @@
 // unflushed), a restart, and every table read against a model; a counter table proves that entries already in
 // sstables are skipped (replayed twice they would add up twice); a schema change survives a crash; the flush's
 // sstable carries its memtable's commitlog interval; the purge guard keeps a tombstone while the commitlog holds
-// older data.
+// older data; a TRUNCATE's record keeps truncated data from coming back after a crash; two data directories share
+// every table's sstables across restarts, snapshots and truncates.
 #include "db/database.hh"
 #include "mutation/counter.hh"
 #include "runtime/app.hh"
 #include "runtime/smp.hh"
 #include "sstables/sstable.hh"
+#include "sstables/writer.hh"
 #include "test/lib/database_test_support.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
@@ -19,7 +21,11 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cerrno>
+#include <chrono>
 #include <filesystem>
+#include <random>
+#include <system_error>
 
 using namespace reef;
 using namespace reef::testing;
@@ -191,6 +197,90 @@ void check_schema_after_crash(database& db, const table_id& id) {
     BOOST_REQUIRE_GT(db.last_replay().schema_batches, 0u);
 }
 
+
+schema_ptr other_schema() {
+    return schema_builder("ks", "other")
+        .with_column("pk", int32_type(), column_kind::partition_key)
+        .with_column("ck", int32_type(), column_kind::clustering_key)
+        .with_column("v", int32_type(), column_kind::regular_column)
+        .build();
+}
+
+int64_t wall_millis() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+mutation row_at(const schema_ptr& s, int key, int c, int64_t ts) {
+    mutation m(s, pkey(key));
+    m.partition().clustered_row(ck(c)).marker.timestamp = ts;
+    return m;
+}
+
+// ks.t written from every shard (a flush half way), ks.other written alongside and never flushed (its entries keep
+// every segment alive), ks.t truncated, then rows written to ks.t after it; the run crashes. After the restart
+// ks.t holds only the later rows: replay skips its entries at or below each shard's truncation position.
+// `restore_sstables` links the truncated sstables back from their snapshot before the restart, as a crash after
+// the truncation record and before their deletion would leave them.
+future<> truncate_then_crash(bool auto_snapshot, bool restore_sstables) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << ", shards " << smp::count() << ", auto_snapshot " << auto_snapshot);
+    std::mt19937_64 rng(seed);
+    tmpdir dir;
+    auto cfg = config_in(dir, 64 << 20, commitlog::sync_mode::periodic);
+    cfg.auto_snapshot = auto_snapshot;
+    std::map<std::string, mutation_model> models;
+    int64_t ts = 1;
+    std::string table_dir;
+    auto body = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        auto t = co_await db.local().create_table(int_table_schema());
+        auto o = co_await db.local().create_table(other_schema());
+        table_dir = db.local().table_directory(*t);
+        models["t"];
+        for (int i = 0; i < 200; ++i) {
+            int k = int(rng() % 50);
+            co_await apply_from(db, shard_id(rng() % smp::count()), row_at(t, k, int(rng() % 3), ts++));
+            auto m = row_at(o, k, int(rng() % 3), ts++);
+            apply_to_model(models["other"], m);
+            co_await apply_from(db, shard_id(rng() % smp::count()), std::move(m));
+            if (i == 100) {
+                co_await db.local().flush("ks", "t");
+            }
+        }
+        co_await db.local().truncate("ks", "t");
+        co_await check_tables(db.local(), models, "after the truncate");
+        for (int i = 0; i < 20; ++i) {
+            auto m = row_at(t, int(rng() % 50), 7, ts++);
+            apply_to_model(models["t"], m);
+            co_await apply_from(db, shard_id(rng() % smp::count()), std::move(m));
+        }
+    };
+    co_await with_database(cfg, ending::crash, body);
+    if (restore_sstables) {
+        size_t linked = 0;
+        for (auto& snap : std::filesystem::directory_iterator(table_dir + "/snapshots")) {
+            for (auto& f : std::filesystem::directory_iterator(snap.path())) {
+                auto name = f.path().filename().string();
+                if (name != "manifest.json" && name != "schema.cql") {
+                    std::filesystem::create_hard_link(f.path(), table_dir + "/" + name);
+                    ++linked;
+                }
+            }
+        }
+        BOOST_REQUIRE_GT(linked, 0u);
+    }
+    auto after = [&](sharded<database>& db) -> future<> {
+        co_await check_tables(db.local(), models, "after the crash");
+        BOOST_REQUIRE_GT(db.local().last_replay().replayed, 0u);
+    };
+    co_await with_database(cfg, ending::drain, after);
+    auto again = [&](sharded<database>& db) -> future<> {
+        co_await check_tables(db.local(), models, "after a clean restart");
+        co_return;
+    };
+    co_await with_database(cfg, ending::drain, again);
+}
 } // namespace
 
 REEF_TEST_CASE(random_writes_clean_stop_and_restart_leave_no_segment) {
@@ -355,6 +445,195 @@ REEF_TEST_CASE(no_purge_of_tombstones_newer_than_unflushed_commitlog_data) {
         co_await t->compact_all(now);
         got = co_await db.local().query(s, pr, slice);
         BOOST_REQUIRE(got.empty());
+    };
+    co_await with_database(cfg, ending::drain, body);
+}
+
+REEF_TEST_CASE(truncated_data_does_not_come_back_after_a_crash) {
+    co_await truncate_then_crash(true, false);
+    co_await truncate_then_crash(false, false);
+}
+
+REEF_TEST_CASE(sstables_left_by_a_crash_during_truncate_are_not_read) {
+    co_await truncate_then_crash(true, true);
+}
+
+REEF_TEST_CASE(truncate_writes_its_record_in_system_local) {
+    // system.local.truncated_at[table id]: one position per shard, each at or past the entries of the table on that
+    // shard, and the time; Cassandra's 20 bytes for shard 0, 12 more per shard.
+    tmpdir dir;
+    auto cfg = config_in(dir, 64 << 20, commitlog::sync_mode::batch);
+    auto body = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        auto s = co_await db.local().create_table(int_table_schema());
+        for (int k = 0; k < 20; ++k) {
+            co_await apply_from(db, shard_id(k % smp::count()), row_at(s, k, 1, k + 1));
+        }
+        std::vector<commitlog::replay_position> before;
+        for (unsigned shard = 0; shard < smp::count(); ++shard) {
+            auto last = [](database& d) { return d.get_commitlog()->last_position(); };
+            before.push_back(co_await db.invoke_on(shard, last));
+        }
+        auto from = wall_millis();
+        co_await db.local().truncate("ks", "t");
+        // System tables are refused (system.local would hold its own record).
+        bool refused = false;
+        try {
+            co_await db.local().truncate("system", "local");
+        } catch (const schema_change_error&) {
+            refused = true;
+        }
+        BOOST_REQUIRE(refused);
+        auto full = dht::partition_range::full();
+        auto slice = full_slice();
+        auto local = co_await db.local().query(schema_tables::local(), full, slice);
+        auto records = schema_tables::read_truncation_records(local);
+        BOOST_REQUIRE_EQUAL(records.size(), 1u);
+        auto& r = records.at(s->id());
+        BOOST_REQUIRE_EQUAL(r.positions.size(), smp::count());
+        for (unsigned shard = 0; shard < smp::count(); ++shard) {
+            BOOST_REQUIRE(r.positions[shard] >= before[shard]);
+        }
+        BOOST_REQUIRE_GE(r.truncated_at_millis, from);
+        auto blob = schema_tables::encode_truncation_record(r);
+        BOOST_REQUIRE_EQUAL(blob.size(), 20 + 12 * (smp::count() - 1));
+        auto back = schema_tables::decode_truncation_record(s->id(), blob);
+        BOOST_REQUIRE(back.positions == r.positions);
+        BOOST_REQUIRE_EQUAL(back.truncated_at_millis, r.truncated_at_millis);
+        blob.pop_back();
+        BOOST_REQUIRE_EXCEPTION(schema_tables::decode_truncation_record(s->id(), blob), std::runtime_error,
+                                [](const std::runtime_error& e) {
+                                    return std::string(e.what()).find("truncated_at[") != std::string::npos;
+                                });
+    };
+    co_await with_database(cfg, ending::drain, body);
+}
+
+namespace {
+
+// The sstables (TOC files) under a data directory, snapshots left out, by table directory name.
+std::map<std::string, size_t> sstables_under(const std::string& data_dir) {
+    std::map<std::string, size_t> out;
+    for (auto& e : std::filesystem::recursive_directory_iterator(data_dir)) {
+        auto p = e.path().string();
+        if (p.find("/snapshots/") == std::string::npos && p.ends_with("-TOC.txt") && p.find("/ks/") != std::string::npos) {
+            ++out[e.path().parent_path().filename().string()];
+        }
+    }
+    return out;
+}
+
+size_t total(const std::map<std::string, size_t>& m) {
+    size_t n = 0;
+    for (auto& [k, v] : m) {
+        n += v;
+    }
+    return n;
+}
+
+} // namespace
+
+REEF_TEST_CASE(two_data_directories_share_every_table) {
+    // data_file_directories with two entries: flushes spread each table's sstables over both, a restart loads both,
+    // a snapshot links within each, a TRUNCATE empties both; reads equal the model throughout.
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat), shards " << smp::count());
+    tmpdir dir;
+    auto cfg = config_in(dir, 30000, commitlog::sync_mode::periodic);
+    auto second = dir.path() + "/data2";
+    cfg.more_data_directories.push_back(second);
+    std::map<std::string, mutation_model> models;
+    auto write = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        co_await write_randomly(db, seed, 150, models);
+        co_await check_tables(db.local(), models, "after the writes");
+    };
+    co_await with_database(cfg, ending::drain, write);
+    auto first_tables = sstables_under(cfg.data_directory), second_tables = sstables_under(second);
+    BOOST_TEST_MESSAGE("sstables: " << total(first_tables) << " in the first directory, " << total(second_tables)
+                                    << " in the second");
+    BOOST_REQUIRE_GT(total(first_tables), 0u);
+    BOOST_REQUIRE_GT(total(second_tables), 0u);
+    // In turn: each table's sstables are split evenly between the two (per shard, one apart at most).
+    for (auto& [table, n] : first_tables) {
+        auto m = second_tables.contains(table) ? second_tables.at(table) : 0;
+        BOOST_REQUIRE_LE(std::max(n, m) - std::min(n, m), size_t(smp::count()));
+    }
+    std::string truncated;
+    auto restart = [&](sharded<database>& db) -> future<> {
+        co_await check_tables(db.local(), models, "after the restart");
+        co_await db.local().snapshot("both");
+        truncated = models.begin()->first;
+        co_await db.local().truncate("ks", truncated);
+        models[truncated].clear();
+        co_await check_tables(db.local(), models, "after the truncate");
+        // More writes after it, flushed to both directories again.
+        co_await write_randomly(db, seed + 1, 40, models);
+        co_await check_tables(db.local(), models, "after more writes");
+    };
+    co_await with_database(cfg, ending::crash, restart);
+    // The snapshot holds, within each directory, the sstables that were there.
+    for (auto* data : {&cfg.data_directory, &second}) {
+        size_t snapshotted = 0;
+        for (auto& e : std::filesystem::recursive_directory_iterator(*data)) {
+            auto p = e.path().string();
+            if (p.find("/snapshots/both/") != std::string::npos && p.ends_with("-TOC.txt")) {
+                ++snapshotted;
+            }
+        }
+        auto& before = data == &cfg.data_directory ? first_tables : second_tables;
+        BOOST_REQUIRE_EQUAL(snapshotted, total(before));
+    }
+    auto after = [&](sharded<database>& db) -> future<> {
+        co_await check_tables(db.local(), models, "after the crash");
+        co_return;
+    };
+    co_await with_database(cfg, ending::drain, after);
+}
+
+REEF_TEST_CASE(a_truncate_failing_before_its_record_keeps_the_table) {
+    // The snapshot's flush of ks.t fails (no space): TRUNCATE throws, no record is written, every shard resumes
+    // the old version with its data, and writes go on; a later TRUNCATE works.
+    tmpdir dir;
+    auto cfg = config_in(dir, 64 << 20, commitlog::sync_mode::batch);
+    bool fail = false;
+    cfg.write_sstable = [&fail](mutation_reader& r, schema_ptr s, sstables::descriptor d,
+                                sstables::writer_options o) -> future<sstables::written_sstable> {
+        if (fail && d.directory.find("/ks/t-") != std::string::npos) {
+            throw std::system_error(ENOSPC, std::generic_category(), "injected: no space left in " + d.directory);
+        }
+        co_return co_await sstables::write_sstable(r, std::move(s), std::move(d), std::move(o));
+    };
+    std::map<std::string, mutation_model> models;
+    auto body = [&](sharded<database>& db) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace("ks"));
+        auto t = co_await db.local().create_table(int_table_schema());
+        for (int k = 0; k < 20; ++k) {
+            auto m = row_at(t, k, 1, k + 1);
+            apply_to_model(models["t"], m);
+            co_await apply_from(db, shard_id(k % smp::count()), std::move(m));
+        }
+        fail = true;
+        bool threw = false;
+        try {
+            co_await db.local().truncate("ks", "t");
+        } catch (const std::system_error& e) {
+            threw = e.code().value() == ENOSPC;
+        }
+        BOOST_REQUIRE(threw);
+        fail = false;
+        co_await check_tables(db.local(), models, "after the failed truncate");
+        auto full = dht::partition_range::full();
+        auto slice = full_slice();
+        auto local = co_await db.local().query(schema_tables::local(), full, slice);
+        BOOST_REQUIRE(schema_tables::read_truncation_records(local).empty());
+        auto m = row_at(t, 100, 1, 100);
+        apply_to_model(models["t"], m);
+        co_await db.local().apply(std::move(m));
+        co_await check_tables(db.local(), models, "after a write");
+        co_await db.local().truncate("ks", "t");
+        models["t"].clear();
+        co_await check_tables(db.local(), models, "after the truncate");
     };
     co_await with_database(cfg, ending::drain, body);
 }

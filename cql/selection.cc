@@ -4,6 +4,7 @@
 #include "cql/cast_functions.hh"
 #include "cql/cql_error.hh"
 #include "cql/term_functions.hh"
+#include "cql/value_bytes.hh"
 #include "mutation/counter.hh"
 #include "schema/value_format.hh"
 #include "utils/big_endian.hh"
@@ -22,44 +23,6 @@ namespace {
 column_id id_of(const schema& s, const column_definition& c) {
     auto& group = c.is_static() ? s.static_columns() : s.regular_columns();
     return column_id(&c - group.data());
-}
-
-template <typename T>
-bytes be_bytes(T v) {
-    bytes b(sizeof(T));
-    utils::write_be_unchecked<T>(reinterpret_cast<char*>(b.data()), v);
-    return b;
-}
-
-template <typename T>
-T from_be(bytes_view b) {
-    return utils::read_be_unchecked<T>(reinterpret_cast<const char*>(b.data()));
-}
-
-bytes double_bytes(double d) {
-    uint64_t u;
-    std::memcpy(&u, &d, 8);
-    return be_bytes<uint64_t>(u);
-}
-
-bytes float_bytes(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return be_bytes<uint32_t>(u);
-}
-
-double double_of(bytes_view b) {
-    auto u = from_be<uint64_t>(b);
-    double d;
-    std::memcpy(&d, &u, 8);
-    return d;
-}
-
-float float_of(bytes_view b) {
-    auto u = from_be<uint32_t>(b);
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
 }
 
 const cell_or_collection* cell_of(const row_view& r, const column_definition& c) {

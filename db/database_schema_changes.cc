@@ -286,7 +286,7 @@ future<schema_ptr> database::alter_table(schema_ptr altered) {
             throw schema_change_error("cannot alter " + qualified(keyspace, table) + ": " + why);
         }
         co_await apply_schema_mutations(schema_tables::table_mutations(*altered, next_schema_timestamp(), old.get()));
-        auto install = [altered](database& db) { return db.replace_table_local(altered->id(), altered, false, ""); };
+        auto install = [altered](database& db) { return db.replace_table_local(altered->id(), altered); };
         co_await _container->invoke_on_all(install);
         co_await notify_schema_changed();
     };

@@ -14,11 +14,12 @@ import argparse
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from suite_util import check, free_ports
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, '..', '..'))
@@ -32,23 +33,6 @@ START_TIMEOUT = 60
 STOP_TIMEOUT = 30
 # The whole corpus takes about 30 s against Cassandra; debug builds are several times slower.
 RUN_TIMEOUT = 900
-
-
-def free_ports(n):
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 def read_expected(path):

@@ -14,12 +14,13 @@ REEF_BUILD_DIR (build/<mode>); the node is stopped by its pid in a finally. It r
 interpreter Debian's python3-cassandra is installed for (another python3 first on PATH would not see it)."""
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+from suite_util import check, free_ports
 
 BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(os.path.dirname(__file__), '..', '..', 'build', 'dev'))
 REEF = os.path.abspath(os.path.join(BUILD, 'reef'))
@@ -39,23 +40,6 @@ except ImportError as e:
         sys.exit(1)
     print(f'skipped: the python driver is missing ({e}); install python3-cassandra')
     sys.exit(0)
-
-
-def free_ports(n):
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 def connect(port, compression=False, protocol_version=4, control=False):

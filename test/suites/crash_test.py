@@ -16,6 +16,8 @@ import sys
 import tempfile
 import time
 
+from suite_util import check
+
 BUILD = os.environ.get('REEF_BUILD_DIR', 'build/dev')
 REEF = os.path.join(BUILD, 'reef')
 DEBUG = 'debug' in os.path.basename(os.path.normpath(BUILD))
@@ -24,11 +26,6 @@ VERIFY = re.compile(r'verify: (\d+) acked writes, (\d+) in flight, (\d+) torn li
                     r'lost (\d+) resurrected (\d+) phantom (\d+) .*replay: (\d+) segments, (\d+) replayed, '
                     r'(\d+) skipped, (\d+) corrupt')
 TRUNCATES = re.compile(r'(\d+) truncates acked, (\d+) in flight')
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 def writer_args(work, mode, seed, acks):

@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 
+from suite_util import check, free_ports
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 BUILD = os.path.abspath(os.environ.get('REEF_BUILD_DIR', os.path.join(TOP, 'build', 'dev')))
 MODE = os.path.basename(BUILD.rstrip('/'))
@@ -26,27 +28,10 @@ START_TIMEOUT = 60
 STOP_TIMEOUT = 60
 
 
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
 def run(args, **kw):
     out = subprocess.run(args, capture_output=True, text=True, timeout=600, **kw)
     check(out.returncode == 0, f'{" ".join(args)}: exit {out.returncode}\n{out.stdout}\n{out.stderr}')
     return out.stdout
-
-
-def free_ports(n):
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def installed():

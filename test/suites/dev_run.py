@@ -9,34 +9,18 @@ import glob
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from suite_util import check, free_ports
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 BUILD = os.path.abspath(os.environ.get('REEF_BUILD_DIR', os.path.join(TOP, 'build', 'dev')))
 MODE = os.path.basename(BUILD.rstrip('/'))
 # ./dev.sh run checks the dependencies and runs ninja (nothing to build after test.py's build) before starting.
 START_TIMEOUT = 300
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def free_ports(n):
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def cqlsh_path():

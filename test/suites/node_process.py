@@ -17,28 +17,13 @@ import sys
 import tempfile
 import time
 
+from suite_util import check, free_ports
+
 BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(os.path.dirname(__file__), '..', '..', 'build', 'dev'))
 REEF = os.path.abspath(os.path.join(BUILD, 'reef'))
 # Debug builds (ASan, -O0) start slowly on a loaded machine.
 START_TIMEOUT = 60
 STOP_TIMEOUT = 30
-
-
-def free_ports(n):
-    socks = []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(('127.0.0.1', 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 class node:

@@ -21,7 +21,10 @@ std::string serialize_composite(std::span<const std::string_view> components) {
     for (auto c : components) {
         utils::write_be_unchecked<uint16_t>(out.data() + pos, static_cast<uint16_t>(c.size()));
         pos += 2;
-        std::memcpy(out.data() + pos, c.data(), c.size());
+        if (!c.empty()) {
+            // An empty component may have a null data(), which memcpy must not get.
+            std::memcpy(out.data() + pos, c.data(), c.size());
+        }
         pos += c.size();
         out[pos++] = '\0';
     }

@@ -32,6 +32,8 @@ PACKAGES=(
     dpkg-dev                 # dist/debian/build-deb.sh: dpkg-shlibdeps
     fakeroot                 # dist/debian/build-deb.sh: root-owned files in the package
     lintian                  # the package test
+    systemd                  # ... its systemd-analyze verify of the unit
+    adduser                  # ... the package's maintainer scripts
     python3-cassandra        # the CQL conformance runner, test/suites/cql_python_driver.py (driver 3.25)
     python3-lz4              # ... and its lz4 and snappy compression
     python3-snappy

@@ -12,9 +12,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
-from suite_util import check, free_ports
+from suite_util import check, free_ports, logged_process
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 BUILD = os.path.abspath(os.environ.get('REEF_BUILD_DIR', os.path.join(TOP, 'build', 'dev')))
@@ -39,42 +38,19 @@ def cqlsh(port, statements):
     return out.stdout
 
 
-class dev_run:
+class dev_run(logged_process):
     def __init__(self, tmp, name, workdir, ports):
-        self.log_path = os.path.join(tmp, name + '.log')
-        self.log = open(self.log_path, 'w')
         args = (f'--workdir {workdir} --smp 2 --no-pin-threads --memory 1G --native-transport-port {ports[0]} '
                 f'--native-shard-aware-transport-port {ports[1]} --api-port {ports[2]} --prometheus-port {ports[3]}')
         env = dict(os.environ, REEF_RUN_MODE='dev', REEF_RUN_ARGS=args)
         # dev.sh execs the node: this pid is the node's once it runs.
-        self.proc = subprocess.Popen([os.path.join(TOP, 'dev.sh'), 'run'], cwd=TOP, env=env, stdout=self.log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-    def text(self):
-        with open(self.log_path) as f:
-            return f.read()
-
-    def wait_for(self, needle, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if needle in self.text():
-                return
-            if self.proc.poll() is not None:
-                raise AssertionError(f'./dev.sh run exited with {self.proc.returncode} before {needle!r}:\n'
-                                     + self.text())
-            time.sleep(0.1)
-        raise AssertionError(f'no {needle!r} within {timeout} s:\n' + self.text())
+        super().__init__([os.path.join(TOP, 'dev.sh'), 'run'], TOP, os.path.join(tmp, name + '.log'),
+                         './dev.sh run', env)
 
     def interrupt(self):
         self.proc.send_signal(signal.SIGINT)
         rc = self.proc.wait(timeout=60)
         check(rc == 0, f'SIGINT: exit {rc}\n' + self.text())
-
-    def kill(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        self.log.close()
 
 
 def main():

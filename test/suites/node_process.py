@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from suite_util import check, free_ports
+from suite_util import check, free_ports, logged_process
 
 BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(os.path.dirname(__file__), '..', '..', 'build', 'dev'))
 REEF = os.path.abspath(os.path.join(BUILD, 'reef'))
@@ -26,39 +26,12 @@ START_TIMEOUT = 60
 STOP_TIMEOUT = 30
 
 
-class node:
+class node(logged_process):
     def __init__(self, cwd, args, name):
-        self.log_path = os.path.join(cwd, name + '.log')
-        self.log = open(self.log_path, 'w')
-        self.proc = subprocess.Popen([REEF] + args, cwd=cwd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
-
-    def text(self):
-        with open(self.log_path) as f:
-            return f.read()
-
-    def wait_for(self, needle, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if needle in self.text():
-                return
-            if self.proc.poll() is not None:
-                raise AssertionError(f'node exited with {self.proc.returncode} before logging {needle!r}:\n'
-                                     + self.text())
-            time.sleep(0.05)
-        raise AssertionError(f'no {needle!r} within {timeout} s:\n' + self.text())
-
-    def wait_exit(self, timeout):
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f'node still running {timeout} s later:\n' + self.text())
+        super().__init__([REEF] + args, cwd, os.path.join(cwd, name + '.log'), 'node')
 
     def stop(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-        self.log.close()
+        self.kill()
 
 
 def cql_options(port, local_port=0):

@@ -1,6 +1,10 @@
 """What the suites share (not a test itself: test.py runs only the executable files here): the failure they raise,
-and free loopback ports for the servers they start."""
+free loopback ports for the servers they start, and a process logged to a file."""
+import os
+import signal
 import socket
+import subprocess
+import time
 
 
 def check(cond, what):
@@ -20,3 +24,43 @@ def free_ports(n):
     for s in socks:
         s.close()
     return ports
+
+
+class logged_process:
+    """A process whose stdout and stderr go to `log_path`; `what` names it in failures. Stop it with kill() in a
+    finally."""
+
+    def __init__(self, args, cwd, log_path, what, env=None):
+        self.log_path = log_path
+        self.what = what
+        self.log = open(log_path, 'w')
+        self.proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+
+    def text(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def wait_for(self, needle, timeout):
+        """Until the log holds `needle`; fails if the process exits first or the time runs out."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if needle in self.text():
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError(f'{self.what} exited with {self.proc.returncode} before logging {needle!r}:\n'
+                                     + self.text())
+            time.sleep(0.05)
+        raise AssertionError(f'no {needle!r} within {timeout} s:\n' + self.text())
+
+    def wait_exit(self, timeout):
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f'{self.what} still running {timeout} s later:\n' + self.text())
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.log.close()

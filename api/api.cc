@@ -1,12 +1,13 @@
 // The list of the API's modules: each module's routes live in a file of their own (api/<module>.cc).
 #include "api/api.hh"
 
+#include "api/system.hh"
+
 namespace reef::api {
 
 void register_api_routes(route_table& t, api_context& ctx) {
-    (void)t;
-    (void)ctx;
-    // One call per module file, in /api-doc's order, e.g. register_system(t, ctx);
+    // One call per module file, in /api-doc's order.
+    register_system(t, ctx);
 }
 
 } // namespace reef::api

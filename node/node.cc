@@ -3,6 +3,10 @@
 // Each start-up step is logged with its duration, and only steps that happen are logged.
 #include "node/node.hh"
 
+#include "api/api.hh"
+#include "api/api_doc.hh"
+#include "api/http_server.hh"
+#include "api/prometheus.hh"
 #include "cache/tracker.hh"
 #include "cql/query_processor.hh"
 #include "db/database.hh"
@@ -51,7 +55,26 @@ struct node_state {
     drain stop_steps;
     int signals_seen = 0;
     condition_variable stop_requested;
+    // The drain runs once, whether POST /storage_service/drain or a signal asks first; a second asker waits.
+    bool drain_started = false;
+    bool drain_done = false;
+    size_t drain_failed = 0;
+    condition_variable drained;
 };
+
+// Runs the stop steps once; later callers wait for that run. Returns the number of failed steps.
+future<size_t> drain_once(node_state& st) {
+    if (st.drain_started) {
+        co_await st.drained.wait([&st] { return st.drain_done; });
+        co_return st.drain_failed;
+    }
+    st.drain_started = true;
+    systemd_notify("STOPPING=1\nSTATUS=draining");
+    st.drain_failed = co_await st.stop_steps.run();
+    st.drain_done = true;
+    st.drained.broadcast();
+    co_return st.drain_failed;
+}
 
 // The signal handler, run on shard 0's loop. The first signal starts the drain; a second one means the operator
 // will not wait for it: exit now, skipping what is left (the commitlog will cover unflushed writes). 128 + signo is
@@ -168,6 +191,55 @@ future<> start_cql(node_state& st, sharded<database>& db, sharded<cql::query_pro
               plain, aware, smp::count(), ms_since(step_start));
 }
 
+// The REST API (api_address:api_port) and the metrics endpoint (prometheus_address:prometheus_port), each an
+// http_server on shard 0. They are no drain step: they stop after the drain, so the API answers while it runs.
+struct api_servers {
+    api::route_table routes;
+    api::route_table metrics_routes;
+    std::unique_ptr<api::api_context> ctx;
+    std::unique_ptr<api::http_server> api;
+    std::unique_ptr<api::http_server> metrics;
+    socket_address api_address;
+    socket_address metrics_address;
+
+    future<> stop() {
+        if (metrics) {
+            co_await metrics->stop();
+        }
+        if (api) {
+            co_await api->stop();
+        }
+    }
+};
+
+// Throws std::system_error naming the address when a port is in use.
+void start_api(node_state& st, sharded<database>& db, api_servers& s) {
+    auto step_start = clock_type::now();
+    auto* stp = &st;
+    s.ctx = std::make_unique<api::api_context>(api::api_context{db, st.process_start, [stp]() -> future<> {
+                                                                    size_t failed = co_await drain_once(*stp);
+                                                                    if (failed) {
+                                                                        throw std::runtime_error(
+                                                                            std::to_string(failed) +
+                                                                            " drain steps failed (see the log)");
+                                                                    }
+                                                                }});
+    api::register_api_routes(s.routes, *s.ctx);
+    api::register_api_doc(s.routes);
+    api::register_prometheus(s.metrics_routes);
+    api::http_server_config acfg;
+    acfg.name = "REST API";
+    s.api = std::make_unique<api::http_server>(s.routes, acfg);
+    s.api_address = s.api->listen(socket_address(st.cfg.effective_api_address(), st.cfg.api_port));
+    api::http_server_config mcfg;
+    mcfg.name = "metrics";
+    s.metrics = std::make_unique<api::http_server>(s.metrics_routes, mcfg);
+    s.metrics_address =
+        s.metrics->listen(socket_address(st.cfg.effective_prometheus_address(), st.cfg.prometheus_port));
+    nlog.info("REST API: listening on {} ({} modules), metrics on {} in {:.1f} ms", s.api_address,
+              s.routes.modules().size(), s.metrics_address, ms_since(step_start));
+}
+
 future<int> serve(node_state& st) {
     nlog.info("runtime: {} shards on {} in {:.1f} ms", smp::count(), to_string(current_io_backend()),
               ms_since(st.runtime_start));
@@ -214,6 +286,25 @@ future<int> serve(node_state& st) {
         }
         co_return 1;
     }
+    api_servers apis;
+    try {
+        start_api(st, db, apis);
+    } catch (...) {
+        failed_start = std::current_exception();
+    }
+    if (failed_start) {
+        co_await apis.stop();
+        co_await st.stop_steps.run();
+        co_await cql_server.stop();
+        co_await qp.stop();
+        co_await db.stop();
+        try {
+            std::rethrow_exception(failed_start);
+        } catch (const std::exception& e) {
+            nlog.error("cannot start the REST API: {}", e.what());
+        }
+        co_return 1;
+    }
     engine().handle_signal(SIGTERM, [&st] { on_stop_signal(st, SIGTERM); });
     engine().handle_signal(SIGINT, [&st] { on_stop_signal(st, SIGINT); });
     if (st.test_drain_delay_ms > 0) {
@@ -221,16 +312,18 @@ future<int> serve(node_state& st) {
         auto delay = std::chrono::milliseconds(st.test_drain_delay_ms);
         st.stop_steps.add("test delay", [delay] { return sleep(delay); });
     }
-    nlog.info("ready: reef {} pid {} with {} shards, data in {}, commitlog in {} (start-up took {:.1f} ms)",
+    nlog.info("ready: reef {} pid {} with {} shards, data in {}, commitlog in {}, REST API http://{}, metrics "
+              "http://{}/metrics (start-up took {:.1f} ms)",
               st.version, ::getpid(), smp::count(), fmt::join(st.cfg.data_directories(), ", "),
-              st.cfg.commitlog_dir(), ms_since(st.process_start));
+              st.cfg.commitlog_dir(), apis.api_address, apis.metrics_address, ms_since(st.process_start));
     nlog.info("connect with: cqlsh {} {}; stop with Ctrl-C or kill -TERM {} (the node drains, then exits)",
               st.cfg.rpc_address, st.cfg.native_transport_port, ::getpid());
     systemd_notify("READY=1\nSTATUS=serving");
     co_await st.stop_requested.wait([&st] { return st.signals_seen > 0; });
-    systemd_notify("STOPPING=1\nSTATUS=draining");
     auto drain_start = clock_type::now();
-    size_t failed = co_await st.stop_steps.run();
+    size_t failed = co_await drain_once(st);
+    // The API last: it answered during the drain.
+    co_await apis.stop();
     co_await cql_server.stop();
     co_await qp.stop();
     co_await db.stop();

@@ -57,6 +57,16 @@ request_parser::state request_parser::parse(std::string& in) {
         if (ec == http::error::need_more) {
             // The header is incomplete (Beast takes it only whole) or the body wants more bytes.
             if (used == 0) {
+                // Beast bounds the header, but not a chunk's size line (extensions may make it long): a line
+                // that fills the header limit without ending is refused too, so memory stays bounded.
+                if (in.size() > _limits.max_header_bytes) {
+                    if (_impl->p.is_header_done()) {
+                        return fail(400, "Bad request: a chunk header longer than " +
+                                             std::to_string(_limits.max_header_bytes) + " bytes");
+                    }
+                    return fail(431, "Request header fields too large: the limit is " +
+                                         std::to_string(_limits.max_header_bytes) + " bytes");
+                }
                 return state::incomplete;
             }
             continue;

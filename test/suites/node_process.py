@@ -4,11 +4,14 @@
 directory and the first node's pid; SIGTERM drains (memtables flushed, commitlog closed: no segment left) and
 exits 0, and the next start loads the flushed sstables; the CQL server listens on both ports (OPTIONS answers
 SUPPORTED with the shard keys; on the shard-aware port, shard = client port % shards), stops first in the drain,
-and a CQL port in use stops start-up naming it; with a slow drain step (the hidden --test-drain-delay-ms) a
-second SIGINT exits at once with 128 + SIGINT; a bad value in the file stops start-up naming the key, file and
+and a CQL port in use stops start-up naming it; the ready line gives the REST API's and the metrics' URLs, both
+answer, and a REST API port in use stops start-up naming it; with a slow drain step (the hidden
+--test-drain-delay-ms) the REST API still answers during the drain, and a second SIGINT exits at once with
+128 + SIGINT; a bad value in the file stops start-up naming the key, file and
 line; with two data_file_directories, the flushes of two runs put sstables in both and a restart loads both.
 Also `reef --version`. Run by test.py with REEF_BUILD_DIR (build/<mode>); every node started is stopped by
 its pid in a finally."""
+import http.client
 import os
 import signal
 import socket
@@ -24,6 +27,17 @@ REEF = os.path.abspath(os.path.join(BUILD, 'reef'))
 # Debug builds (ASan, -O0) start slowly on a loaded machine.
 START_TIMEOUT = 60
 STOP_TIMEOUT = 30
+
+
+def http_get(port, path):
+    """(status, body text) of GET path on 127.0.0.1:port."""
+    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+    try:
+        conn.request('GET', path)
+        r = conn.getresponse()
+        return r.status, r.read().decode()
+    finally:
+        conn.close()
 
 
 class node(logged_process):
@@ -98,6 +112,12 @@ def main():
                          f'CQL server: listening on 127.0.0.1:{ports[0]} (least-loaded shard) and '
                          f'127.0.0.1:{ports[1]} (shard-aware'):
                 check(step in text, f'start-up step {step!r} not logged:\n{text}')
+            urls = f'REST API http://127.0.0.1:{ports[2]}, metrics http://127.0.0.1:{ports[3]}/metrics'
+            check(urls in text, f'the ready line lacks {urls!r}:\n{text}')
+            status, body = http_get(ports[2], '/system/uptime_ms')
+            check(status == 200 and body.isdigit(), f'GET /system/uptime_ms: {status} {body!r}')
+            status, body = http_get(ports[3], '/metrics')
+            check(status == 200 and 'scylla_reactor_tasks_processed{shard="1"}' in body, f'GET /metrics: {status}')
             supported = cql_options(ports[0])
             check(supported.get('SCYLLA_NR_SHARDS') == ['2'] and supported.get('SCYLLA_SHARD_AWARE_PORT') ==
                   [str(ports[1])] and 'lz4' in supported.get('COMPRESSION', []), f'SUPPORTED: {supported}')
@@ -147,6 +167,9 @@ def main():
                 check(step in text, f'restart: {step!r} not logged:\n{text}')
             slow.proc.send_signal(signal.SIGINT)
             slow.wait_for('draining: test delay', STOP_TIMEOUT)
+            # The REST API stops last: it still answers during the drain.
+            status, body = http_get(ports[2], '/system/uptime_ms')
+            check(status == 200 and body.isdigit(), f'GET /system/uptime_ms while draining: {status} {body!r}')
             start = time.monotonic()
             slow.proc.send_signal(signal.SIGINT)
             rc = slow.wait_exit(10)
@@ -168,6 +191,20 @@ def main():
                 text = busy.text()
                 check(rc == 1 and f'cannot start the CQL server: bind to 127.0.0.1:{held}: Address already in use'
                       in text, f'a CQL port in use: exit code {rc}:\n{text}')
+            finally:
+                holder.close()
+            # The same for the REST API's port: the CQL server started, then everything stops.
+            holder = socket.socket()
+            holder.bind(('127.0.0.1', 0))
+            holder.listen()
+            held = holder.getsockname()[1]
+            try:
+                busy = node(tmp, args + ['--api-port', str(held)], 'busy-api')
+                nodes.append(busy)
+                rc = busy.wait_exit(START_TIMEOUT)
+                text = busy.text()
+                check(rc == 1 and f'cannot start the REST API: bind to 127.0.0.1:{held}: Address already in use'
+                      in text, f'a REST API port in use: exit code {rc}:\n{text}')
             finally:
                 holder.close()
             # Two data directories: each run's drain flushes every table once; the turn by generation sends the

@@ -1,6 +1,8 @@
 // database: start and stop, commitlog replay, the schema seam, snapshots, reads and writes; schema changes are in
 // database_schema_changes.cc.
 #include "db/database.hh"
+
+#include "cache/tracker.hh"
 #include "db/database_helpers.hh"
 
 #include "commitlog/commitlog_replayer.hh"
@@ -113,6 +115,9 @@ database::database(sharded<database>* container, database_config cfg)
     _system_dirty_memory->start();
     try {
         _metrics = register_dirty_memory_metrics(*_dirty_memory, *_system_dirty_memory);
+        _metrics.add_group("database", {metrics::make_counter("total_writes", _total_writes,
+                                                              metrics::description("writes applied on this shard"))});
+        _cache_metrics = cache::shard_cache_tracker().register_metrics();
     } catch (const std::invalid_argument& e) {
         // Another database on this shard (tests) has them.
         dblog.debug("dirty memory metrics not registered: {}", e.what());
@@ -772,6 +777,7 @@ future<> database::apply_local(mutation m) {
     } else {
         t->apply(m, rp, phase);
     }
+    ++_total_writes;
 }
 
 future<> database::apply_unlogged_local(mutation m) {

@@ -250,6 +250,11 @@ private:
     std::unique_ptr<dirty_memory_manager> _dirty_memory;
     std::unique_ptr<dirty_memory_manager> _system_dirty_memory;
     metrics::metric_groups _metrics;
+    // The shard's cache tracker's metrics (scylla_cache_*, scylla_sstables_index_*), registered by the first
+    // database of the shard.
+    metrics::metric_groups _cache_metrics;
+    // Writes apply_local finished (scylla_database_total_writes).
+    uint64_t _total_writes = 0;
     std::map<std::string, keyspace_definition> _keyspaces;
     std::map<std::pair<std::string, std::string>, data_type> _types;
     std::map<table_id, std::unique_ptr<table_entry>> _tables;

@@ -38,6 +38,8 @@ PACKAGES=(
     python3-lz4              # ... and its lz4 and snappy compression
     python3-snappy
     python3-venv             # cqlsh from PyPI in build/tools (dev.sh)
+    prometheus               # promtool check metrics, test/suites/prometheus_metrics.py
+    python3-prometheus-client  # ... and its exposition parser
 )
 
 missing=()

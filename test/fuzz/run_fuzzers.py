@@ -6,7 +6,7 @@ regression input (test/fuzz/regressions/<target>/<dataset>/). test.py runs this 
 Any crash, sanitizer report, uncaught exception other than malformed_sstable_exception, leak or timeout fails
 the test; libFuzzer's reproducer is kept under testlog/debug/fuzz/<target>/<dataset>/ (replay it with
 `REEF_FUZZ_DATASET=<dataset folder> build/fuzz/<target> <file>`). REEF_FUZZ_SECONDS sets each run's time
-(default 25; 7 runs). Without ../shared it says so and passes; with CI=true a missing corpus or fuzz build fails.
+(default 25; 9 runs). Without ../shared it says so and passes; with CI=true a missing corpus or fuzz build fails.
 """
 import os
 import shutil
@@ -33,6 +33,7 @@ RUNS = [
     ('fuzz_data', 'scylla_range_tombstones_simple'),
     ('fuzz_data', 'scylla_filtering_and_forwarding'),
     ('fuzz_cql_frame', None),
+    ('fuzz_http_request', None),
 ]
 
 
@@ -65,6 +66,9 @@ def write_seeds(target, dataset, out):
         n += 1
     if target == 'fuzz_cql_frame':
         for data in cql_frame_seeds():
+            seed(data)
+    elif target == 'fuzz_http_request':
+        for data in http_request_seeds():
             seed(data)
     elif target == 'fuzz_statistics':
         for ds in sorted(os.listdir(CORPUS)):
@@ -117,6 +121,22 @@ def cql_frame_seeds():
         cql_frame(7, 8, query[:20]) + cql_frame(0x33, 9, b'xyz') + cql_frame(7, 10, query),
         bytes([3, 0, 0, 1, 5, 0, 0, 0, 0]),
     ]
+
+
+def http_request_seeds():
+    """HTTP request streams (fuzz_http_request's input: a piece-size byte, then the bytes): pipelined requests
+    to every kind of route, chunked bodies, filters, and the errors."""
+    streams = [
+        b'GET /api-doc HTTP/1.1\r\nHost: localhost:10000\r\n\r\nGET /api-doc/system/ HTTP/1.1\r\n\r\n',
+        b'POST /storage_service/keyspace_flush/ks1?cf=t1%2Ct2 HTTP/1.1\r\nContent-Length: 0\r\n\r\n'
+        b'POST /storage_service/keyspace_flush/nosuch HTTP/1.1\r\n\r\n',
+        b'GET /system/logger/x HTTP/1.1\r\n\r\nPOST /system/logger/x?level=debug&flag=true HTTP/1.1\r\n\r\n',
+        b'DELETE /system/boom HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4;a=b\r\nabcd\r\n0\r\n\r\n',
+        b'GET /metrics?__name__=scylla_cache*&__help__=false&shard=1 HTTP/1.1\r\n\r\n'
+        b'GET /metrics?kind=(Q|E)UERY HTTP/1.0\r\nConnection: keep-alive\r\n\r\n',
+        b'GET /nowhere HTTP/1.1\r\n\r\nBREW /api-doc HTTP/1.1\r\n\r\nPOST /x HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc',
+    ]
+    return [bytes([piece]) + s for s in streams for piece in (0, 7, 255)]
 
 
 def fuzz_env(dataset):

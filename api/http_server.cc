@@ -166,8 +166,7 @@ future<> http_server::accept_loop() {
         auto c = std::make_shared<connection>(*this, std::move(ar.connection), ar.remote_address);
         if (_connections.size() >= _cfg.max_connections) {
             ++_stats.refused;
-            spawn([this, c]() -> future<> {
-                auto in_gate = _gate.hold();
+            spawn([this, c, in_gate = _gate.hold()]() -> future<> {
                 auto reply = error_reply(503, "Too many connections: the limit is " +
                                                   std::to_string(_cfg.max_connections));
                 try {

@@ -48,7 +48,7 @@ private:
             // Already closed or reset by the peer: the fiber is ending anyway.
         }
     }
-    future<> send(const http_reply& reply, bool keep_alive);
+    future<> send(const http_reply& reply, bool keep_alive, bool head = false);
 
     http_server& _server;
     connected_socket _socket;
@@ -60,12 +60,16 @@ private:
     bool _timed_out = false;
 };
 
-future<> http_server::connection::send(const http_reply& reply, bool keep_alive) {
+future<> http_server::connection::send(const http_reply& reply, bool keep_alive, bool head) {
     ++_server._stats.requests;
     if (reply.status >= 400) {
         ++_server._stats.errors;
     }
     auto bytes = format_response(reply, keep_alive);
+    if (head) {
+        // A reply to HEAD has the header fields only (Content-Length still says what GET would send).
+        bytes.resize(bytes.find("\r\n\r\n") + 4);
+    }
     _deadline.arm(_server._cfg.request_timeout);
     co_await _socket.write(std::string_view(bytes));
     _deadline.cancel();
@@ -83,7 +87,7 @@ future<> http_server::connection::run() {
             auto& req = _parser.request();
             http_reply reply = co_await _server._routes.handle(req);
             bool keep = _parser.keep_alive() && !_server._stopping;
-            co_await send(reply, keep);
+            co_await send(reply, keep, req.method == http_method::head);
             _busy = false;
             if (!keep || _server._stopping) {
                 break;

@@ -5,6 +5,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 using namespace reef;
@@ -34,9 +37,38 @@ void run(std::string_view bytes, uint8_t piece) {
     fuzz::http_request_input(in);
 }
 
+// test/fuzz/regressions/fuzz_http_request/all, found above the working directory.
+std::filesystem::path regressions_dir() {
+    for (auto dir = std::filesystem::current_path(); !dir.empty(); dir = dir.parent_path()) {
+        auto d = dir / "test" / "fuzz" / "regressions" / "fuzz_http_request" / "all";
+        if (std::filesystem::is_directory(d)) {
+            return d;
+        }
+        if (dir == dir.parent_path()) {
+            break;
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(http_fuzz_test)
+
+// The committed findings (each file: the piece-size byte, then the stream), as run_fuzzers.py replays them.
+BOOST_AUTO_TEST_CASE(test_regressions) {
+    auto dir = regressions_dir();
+    BOOST_REQUIRE_MESSAGE(!dir.empty(), "test/fuzz/regressions/fuzz_http_request/all not found");
+    size_t n = 0;
+    for (auto& e : std::filesystem::directory_iterator(dir)) {
+        std::ifstream in(e.path(), std::ios::binary);
+        std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        BOOST_TEST_MESSAGE("replaying " << e.path());
+        fuzz::http_request_input(bytes);
+        ++n;
+    }
+    BOOST_CHECK_GE(n, 1u);
+}
 
 // Found by the random corruptions: Beast buffers a chunk's size line without bound (it limits only the header).
 BOOST_AUTO_TEST_CASE(test_chunk_size_line_is_bounded) {

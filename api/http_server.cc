@@ -49,6 +49,7 @@ private:
         }
     }
     future<> send(const http_reply& reply, bool keep_alive, bool head = false);
+    future<> linger();
 
     http_server& _server;
     connected_socket _socket;
@@ -73,6 +74,25 @@ future<> http_server::connection::send(const http_reply& reply, bool keep_alive,
     _deadline.arm(_server._cfg.request_timeout);
     co_await _socket.write(std::string_view(bytes));
     _deadline.cancel();
+}
+
+// After an error reply to a request the client may still be sending (a body past the limit): closing with unread
+// bytes would make the kernel reset the connection, and the client could lose the reply. So the reply is followed
+// by FIN, and what still arrives is read and dropped for a short while.
+future<> http_server::connection::linger() {
+    constexpr size_t max_discard = 4u << 20;
+    _socket.shutdown_output();
+    _deadline.arm(std::chrono::milliseconds(std::min<int64_t>(2000, _server._cfg.request_timeout.count())));
+    size_t dropped = 0;
+    while (dropped < max_discard && !_timed_out) {
+        auto buf = co_await _socket.read();
+        if (buf.empty()) {
+            break;
+        }
+        dropped += buf.size();
+    }
+    _deadline.cancel();
+    _timed_out = false;
 }
 
 future<> http_server::connection::run() {
@@ -102,6 +122,7 @@ future<> http_server::connection::run() {
             hlog.debug("{}: {} from {}: {}", cfg.name, _parser.error_reply().status, _remote,
                        _parser.error_reply().body);
             co_await send(_parser.error_reply(), false);
+            co_await linger();
             break;
         }
         if (_server._stopping && !_parser.in_progress() && _in.empty()) {

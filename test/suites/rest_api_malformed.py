@@ -111,7 +111,8 @@ def malformed(rng):
         return 'truncated', full[:rng.randrange(1, len(full) - 1)], True
     if kind == 4:
         n = rng.choice([1_048_577, 2_000_000, 10**12])
-        return 'oversized body', f'POST {path} HTTP/1.1\r\nContent-Length: {n}\r\n\r\n'.encode() + b'x' * 1000, False
+        return 'oversized body', (f'POST {path} HTTP/1.1\r\nContent-Length: {n}\r\n\r\n'.encode()
+                                  + b'x' * rng.choice([1000, 300_000])), False
     if kind == 5:
         return 'huge header', (f'GET {path} HTTP/1.1\r\nX-Big: ' + 'h' * rng.randrange(17_000, 60_000) +
                                '\r\n\r\n').encode(), False

@@ -129,9 +129,8 @@ future<> table::start() {
         co_await run_blocking(create);
     }
     // The swaps a crash interrupted first (their deletions may leave partial sstables for the next step).
-    auto recovered = co_await sstables::recover_swaps(_cfg.directory, dirs, [this](const std::string& id) {
-        return owns_generation(id);
-    });
+    std::function<bool(const std::string&)> owned = [this](const std::string& id) { return owns_generation(id); };
+    auto recovered = co_await sstables::recover_swaps(_cfg.directory, dirs, owned);
     if (recovered.completed || recovered.rolled_back || recovered.temporary) {
         tlog.info("{}.{}: interrupted compaction swaps: {} completed, {} rolled back, {} unstarted logs removed",
                   _schema->keyspace(), _schema->table(), recovered.completed, recovered.rolled_back,

@@ -227,7 +227,7 @@ REEF_TEST_CASE(test_compaction_crash_at_every_step) {
                                                                   << describe(b));
                 co_await t.stop();
                 auto left = leftovers(cfg0);
-                BOOST_REQUIRE_MESSAGE(left.empty(), "left behind: " << left.front());
+                BOOST_REQUIRE_MESSAGE(left.empty(), "left behind: " << (left.empty() ? std::string() : left.front()));
                 // Nothing of the inputs is left on disk after a committed swap.
                 if (!before_commit) {
                     for (auto& gen : input_gens) {

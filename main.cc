@@ -53,6 +53,9 @@ const subcommand subcommands[] = {
     {"perf-multiget", "RocksDB's MultiGet experiment on Reef and RocksDB: µs per key of single gets, unbatched and\n"
      "                     batched multi-gets by batch size and key stride",
      reef::perf::perf_multiget_main},
+    {"perf-compaction", "benchmark of major compaction: MB/s against a plain read-then-write copy, point-read\n"
+     "                     p50/p99 during a compaction against none",
+     reef::perf::perf_compaction_main},
     {"crash-writer", "the crash test's driver: random writes acknowledged into an ack file until killed, and\n"
      "                     --verify against it (test/suites/crash_test.py)",
      reef::drivers::crash_writer_main},

@@ -9,6 +9,7 @@
 #include "runtime/log.hh"
 #include "runtime/with_closeable.hh"
 #include "sstables/shared_sstable_readers.hh"
+#include "sstables/swap_log.hh"
 
 #include <algorithm>
 #include <filesystem>
@@ -78,19 +79,25 @@ future<> table::flush_for_memory() {
     }
 }
 
-// One directory of the table at start: created if missing, this shard's partial writes removed, its sstables'
+bool table::owns_generation(const std::string& generation) const {
+    try {
+        return std::stoull(generation) % _cfg.shard_count == _cfg.shard;
+    } catch (...) {
+        return _cfg.shard == 0;  // not a number: start() refuses it below; one shard cleans it
+    }
+}
+
+// One directory of the table at start (created already): this shard's partial writes removed, its sstables'
 // descriptors listed (every shard's: start() keeps its own).
 future<std::vector<sstables::descriptor>> table::load_directory(std::string dir) {
-    co_await run_blocking([&dir] { std::filesystem::create_directories(dir); });
-    unsigned shard = _cfg.shard, count = _cfg.shard_count;
-    std::function<bool(const sstables::descriptor&)> owned = [shard, count](const sstables::descriptor& d) {
-        try {
-            return std::stoull(d.generation) % count == shard;
-        } catch (...) {
-            return shard == 0;  // not a number: start() refuses it below; one shard cleans it
-        }
+    std::function<bool(const sstables::descriptor&)> owned = [this](const sstables::descriptor& d) {
+        return owns_generation(d.generation);
     };
-    co_await sstables::remove_partial_sstables(dir, std::move(owned));
+    auto removed = co_await sstables::remove_partial_sstables(dir, std::move(owned));
+    for (auto& d : removed) {
+        tlog.info("{}.{}: removed the partial sstable {} (a write or deletion a crash interrupted)", _schema->keyspace(),
+                  _schema->table(), d.filename(sstables::component_type::toc));
+    }
     co_return co_await run_blocking([&dir] {
         std::vector<sstables::descriptor> out;
         for (auto& e : std::filesystem::directory_iterator(dir)) {
@@ -116,6 +123,19 @@ future<> table::start() {
     }
     std::vector<sstables::descriptor> descs;
     auto dirs = directories();
+    for (auto& dir : dirs) {
+        const std::string& path = dir;
+        auto create = [&path] { std::filesystem::create_directories(path); };
+        co_await run_blocking(create);
+    }
+    // The swaps a crash interrupted first (their deletions may leave partial sstables for the next step).
+    std::function<bool(const std::string&)> owned = [this](const std::string& id) { return owns_generation(id); };
+    auto recovered = co_await sstables::recover_swaps(_cfg.directory, dirs, owned);
+    if (recovered.completed || recovered.rolled_back || recovered.temporary) {
+        tlog.info("{}.{}: interrupted compaction swaps: {} completed, {} rolled back, {} unstarted logs removed",
+                  _schema->keyspace(), _schema->table(), recovered.completed, recovered.rolled_back,
+                  recovered.temporary);
+    }
     for (auto& dir : dirs) {
         auto found = co_await load_directory(dir);
         descs.insert(descs.end(), found.begin(), found.end());
@@ -508,12 +528,38 @@ write_time::timestamp_type table::max_purgeable(const dht::decorated_key& k,
     return result;
 }
 
+namespace {
+
+// A swap log is named by its least input generation: this shard's, and no other swap's while the input lives.
+std::string swap_id(const std::vector<sstables::shared_sstable>& inputs) {
+    auto least = inputs.front()->desc().generation;
+    for (auto& sst : inputs) {
+        auto& g = sst->desc().generation;
+        if (g.size() < least.size() || (g.size() == least.size() && g < least)) {
+            least = g;
+        }
+    }
+    return least;
+}
+
+} // namespace
+
 future<> table::compact_all(deletion_time_type now) {
     auto units = co_await get_units(_compaction_sem, 1);
     auto compacting = _sstables;
     if (compacting.empty()) {
         co_return;
     }
+    auto d = next_descriptor();
+    // The swap is logged before the output can be committed (db/README.md, "Crash-safe swaps").
+    std::vector<sstables::descriptor> inputs, outputs;
+    for (auto& sst : compacting) {
+        inputs.push_back(sst->desc());
+    }
+    outputs.push_back(d);
+    auto dirs = directories();
+    auto id = swap_id(compacting);
+    auto swap = co_await sstables::sstable_swap::begin(_cfg.directory, dirs, id, inputs, outputs, _cfg.swap_hook);
     std::vector<combined_reader_source> sources;
     for (auto& sst : compacting) {
         sources.push_back(
@@ -525,7 +571,6 @@ future<> table::compact_all(deletion_time_type now) {
                                          [this, &compacting](const dht::decorated_key& k) {
                                              return max_purgeable(k, compacting);
                                          });
-    auto d = next_descriptor();
     // The output holds what its inputs held of the commitlog: the union of their intervals.
     auto opts = sstables::writer_options_for(*_schema);
     interval_list intervals;
@@ -537,13 +582,28 @@ future<> table::compact_all(deletion_time_type now) {
         }
     }
     opts.commitlog_intervals = merge_intervals(std::move(intervals));
-    auto written = co_await with_closeable(std::move(reader), [this, &d, &opts](mutation_reader& r) {
-        return _cfg.write_sstable(r, _schema, d, opts);
-    });
     sstables::shared_sstable out;
-    if (written.partitions) {
-        out = co_await sstables::open_sstable(d);
+    std::exception_ptr err;
+    try {
+        auto written = co_await with_closeable(std::move(reader), [this, &d, &opts](mutation_reader& r) {
+            return _cfg.write_sstable(r, _schema, d, opts);
+        });
+        if (written.partitions) {
+            out = co_await sstables::open_sstable(d);
+        } else {
+            co_await sstables::delete_sstable_files(d);
+        }
+    } catch (const sstables::injected_crash&) {
+        throw;
+    } catch (...) {
+        err = std::current_exception();
     }
+    if (err) {
+        co_await swap.abort();
+        std::rethrow_exception(err);
+    }
+    swap.step("outputs written");
+    co_await swap.commit();
     // One step: the output replaces its inputs in the set, and the row cache starts over.
     if (_cache) {
         _cache->clear();
@@ -552,14 +612,11 @@ future<> table::compact_all(deletion_time_type now) {
     if (out) {
         _sstables.push_back(std::move(out));
     }
-    if (!written.partitions) {
-        co_await sstables::delete_sstable_files(d);
-    }
     for (auto& sst : compacting) {
         co_await sst->readers().close();
         co_await sst->close();
-        co_await sstables::delete_sstable_files(sst->desc());
     }
+    co_await swap.finish();
 }
 
 } // namespace reef

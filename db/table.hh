@@ -67,6 +67,9 @@ struct table_config {
     // host flushed at or below it (a crash between the truncation record and their deletion leaves them), and the
     // flushed position starts there, so that replay skips the truncated entries.
     std::optional<commitlog::replay_position> truncated_at;
+    // Tests: called after each step of a compaction's swap (sstables/swap_log.hh); throwing
+    // sstables::injected_crash leaves the files as a crash there would.
+    std::function<void(const std::string& step)> swap_hook;
 };
 
 class table : public dirty_memory_flushable {
@@ -75,7 +78,8 @@ public:
     table(const table&) = delete;
     ~table() override;
 
-    // Loads the directory's sstables (created if missing; partial writes removed first). Call once, before use.
+    // Loads the directory's sstables (created if missing; the swaps a crash interrupted completed or rolled back, then
+    // partial writes removed: db/README.md, "Crash-safe swaps"). Call once, before use.
     // Then the dirty memory manager, if any, may flush the table.
     future<> start();
     // Waits for background flushes and compaction; memtables not yet flushed are dropped (flush() first to keep
@@ -176,6 +180,8 @@ private:
     // directory, then more_directories.
     std::vector<std::string> directories() const;
     future<std::vector<sstables::descriptor>> load_directory(std::string dir);
+    // Whether this shard owns a generation (or a swap log named by one).
+    bool owns_generation(const std::string& generation) const;
     // What the row cache reads: the sstable set as it is when called, merged, forward, without forwarding.
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);

@@ -2,7 +2,8 @@
 // node does (commitlog replay included), creates ks.t if missing and applies random inserts, updates, row, range
 // and partition deletes and now and then a TRUNCATE, each deterministic from (seed, cycle, index) with a unique
 // known timestamp; before each write it appends an intent line to the ack file, after its acknowledgement an ack
-// line (write(2), O_APPEND), until killed or --ops are done. A TRUNCATE runs alone (no write in flight), so the
+// line (write(2), O_APPEND), until killed or --ops are done; with --compact-ms, major compactions on every shard
+// meanwhile (purging the long-expired tombstones), so that kills land inside them. A TRUNCATE runs alone (no write in flight), so the
 // file's order says which writes it removed. --verify: starts the database, replays the ack file into a model of
 // every row and compares it with the table: rows lost, resurrected (written once, deleted or truncated in the model,
 // live in the table) and phantom (never written yet live), with writes that were in flight (intent, no ack) allowed
@@ -12,6 +13,7 @@
 #include "node/directory_lock.hh"
 #include "runtime/app.hh"
 #include "runtime/app_options.hh"
+#include "runtime/reactor.hh"
 #include "runtime/semaphore.hh"
 #include "runtime/sharded.hh"
 #include "runtime/smp.hh"
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -413,8 +416,15 @@ future<int> verify(sharded<database>& db, const std::string& ack_path) {
     co_return v.errors() ? 1 : 0;
 }
 
+// A major compaction of the table on this shard (its current version: a TRUNCATE may have replaced it).
+future<> compact_local(database& d, table_id id) {
+    if (auto t = d.find_table_shared(id)) {
+        co_await t->compact_all(deletion_time_type(std::time(nullptr)));
+    }
+}
+
 future<int> write(sharded<database>& db, uint64_t seed, uint64_t cycle, const std::string& ack_path, uint64_t writers,
-                  uint64_t ops) {
+                  uint64_t ops, uint64_t compact_ms) {
     auto s = co_await ensure_table(db);
     int fd = ::open(ack_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -463,13 +473,60 @@ future<int> write(sharded<database>& db, uint64_t seed, uint64_t cycle, const st
             ++done;
         }
     };
+    // Major compactions now and then, on every shard, during the writes (one unit: never beside a TRUNCATE). The
+    // tombstones' deletion time is long past gc_grace_seconds: compactions purge what max_purgeable allows, so a
+    // swap that kept an input beside its output could bring deleted rows back.
+    bool writing = true;
+    uint64_t compactions = 0;
+    std::mt19937_64 compaction_rng(seed ^ (cycle * 0x9E3779B97F4A7C15ull) ^ 0xC0FFEE);
+    auto compactor = [&]() -> future<> {
+        while (compact_ms && writing) {
+            auto pause = std::uniform_int_distribution<uint64_t>(compact_ms / 2, compact_ms * 3 / 2)(compaction_rng);
+            co_await sleep(std::chrono::milliseconds(pause));
+            if (!writing) {
+                break;
+            }
+            co_await alone.wait(1);
+            std::exception_ptr err;
+            try {
+                auto id = s->id();
+                auto compact = [id](database& d) { return compact_local(d, id); };
+                co_await db.invoke_on_all(compact);
+                ++compactions;
+            } catch (...) {
+                err = std::current_exception();
+            }
+            alone.signal(1);
+            if (err) {
+                std::rethrow_exception(err);
+            }
+        }
+    };
+    // Futures start when awaited: the writers and the compactor are awaited together; the last writer to end
+    // stops the compactor.
+    uint64_t writers_left = writers;
+    auto counted_writer = [&]() -> future<> {
+        std::exception_ptr failed;
+        try {
+            co_await writer();
+        } catch (...) {
+            failed = std::current_exception();
+        }
+        if (--writers_left == 0) {
+            writing = false;
+        }
+        if (failed) {
+            std::rethrow_exception(failed);
+        }
+    };
     std::vector<future<>> running;
     for (uint64_t w = 0; w < writers; ++w) {
-        running.push_back(writer());
+        running.push_back(counted_writer());
     }
+    running.push_back(compactor());
     co_await when_all(std::move(running));
     ::close(fd);
-    fmt::print("crash-writer: cycle {} wrote {}\n", cycle, done);
+    fmt::print("crash-writer: cycle {} wrote {}, {} major compactions\n", cycle, done, compactions);
     co_return 0;
 }
 
@@ -483,7 +540,7 @@ int crash_writer_main(int argc, char** argv) {
     runtime_options rt;
     rt.add(opts);
     std::string workdir, sync, ack_file;
-    uint64_t seed = 0, cycle = 0, writers = 0, ops = 0, dirty_limit = 0, segment_kb = 0;
+    uint64_t seed = 0, cycle = 0, writers = 0, ops = 0, dirty_limit = 0, segment_kb = 0, compact_ms = 0;
     bool verify_mode = false;
     opts.add("workdir", "the database's directory (data/ and commitlog/ in it)", &workdir, "./crash-data");
     opts.add("commitlog-sync", "batch or periodic", &sync, "batch");
@@ -496,6 +553,8 @@ int crash_writer_main(int argc, char** argv) {
     opts.add("dirty-memory-limit", "each shard's dirty memory hard limit in bytes (flushes start at 60%)",
              &dirty_limit, uint64_t(64 << 10), uint64_t(1));
     opts.add("segment-kb", "commitlog segment size in KiB", &segment_kb, uint64_t(64), uint64_t(64), uint64_t(1 << 20));
+    opts.add("compact-ms", "a major compaction on every shard about every this many ms while writing (0: none)",
+             &compact_ms, uint64_t(0), uint64_t(0), uint64_t(3'600'000));
     opts.add("verify", "compare the table with the ack file instead of writing", &verify_mode);
     int exit_status = 0;
     auto parsed = perf::parse_command_line("reef crash-writer", opts, rt, argc, argv, exit_status);
@@ -525,7 +584,7 @@ int crash_writer_main(int argc, char** argv) {
             if (verify_mode) {
                 rc = co_await verify(db, ack_file);
             } else {
-                rc = co_await write(db, seed, cycle, ack_file, writers, ops);
+                rc = co_await write(db, seed, cycle, ack_file, writers, ops, compact_ms);
             }
             co_await db.local().drain();
         } catch (...) {

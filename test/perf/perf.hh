@@ -15,5 +15,6 @@ int perf_delete_range_main(int argc, char** argv);
 int perf_sstable_write_main(int argc, char** argv);
 int perf_commitlog_main(int argc, char** argv);
 int perf_multiget_main(int argc, char** argv);
+int perf_compaction_main(int argc, char** argv);
 
 } // namespace reef::perf

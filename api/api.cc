@@ -7,12 +7,8 @@
 namespace reef::api {
 
 void register_api_routes(route_table& t, api_context& ctx) {
-    t.add_module("storage_service", "The storage service API");
-    t.add_module("column_family", "The column family API");
-    t.add_module("cache_service", "The cache service API");
-    t.add_module("gossiper", "The gossiper API");
-    t.add_module("snitch", "The endpoint snitch info API");
-    // One call per module file, in /api-doc's order.
+    // One call per module file, in /api-doc's order. The table, cache and node files add their modules if no
+    // earlier call did (api/table_modules.hh), so they come after system's and storage_service's.
     register_system(t, ctx);
     register_system_caches(t, ctx);
     register_node_info(t, ctx);

@@ -1,6 +1,7 @@
 // See api_util.hh.
 #include "api/api_util.hh"
 
+#include "api/route_table.hh"
 #include "utils/json_writer.hh"
 
 #include <charconv>
@@ -8,6 +9,15 @@
 #include <fmt/format.h>
 
 namespace reef::api {
+
+void ensure_module(route_table& t, const std::string& name, const std::string& description) {
+    for (auto& m : t.modules()) {
+        if (m.name == name) {
+            return;
+        }
+    }
+    t.add_module(name, description);
+}
 
 schema_ptr find_table_by_name(database& db, std::string_view name) {
     auto colon = name.find(':');

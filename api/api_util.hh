@@ -13,6 +13,12 @@
 
 namespace reef::api {
 
+class route_table;
+
+// Adds module `name` unless another file's registration already did (system and storage_service are shared with
+// api/system.cc and api/storage_service.cc, whichever registers first).
+void ensure_module(route_table& t, const std::string& name, const std::string& description);
+
 // The table a column_family path names: "ks:cf". Throws bad_request naming `name` when it has no ':' or no
 // such table exists.
 schema_ptr find_table_by_name(database& db, std::string_view name);

@@ -64,6 +64,7 @@ using figure_fn = std::function<std::string(const row_cache_figures&, observed_m
 } // namespace
 
 void register_cache_service(route_table& t, api_context& ctx) {
+    ensure_module(t, "cache_service", "The cache service API");
     auto meters = std::make_shared<observed_meters>();
     struct row_metric {
         const char* name;

@@ -122,6 +122,7 @@ future<table_figures> figures_of(api_context& ctx, const http_request& req, bool
 } // namespace
 
 void register_column_family(route_table& t, api_context& ctx) {
+    ensure_module(t, "column_family", "The column family API");
     t.add(http_method::get, "/column_family/", {"Every table: keyspace, name and type", "get_column_family", "array"},
           [&ctx](http_request&) -> future<http_reply> {
               std::string out = "[";

@@ -179,6 +179,9 @@ void register_storage_service_node(route_table& t, api_context& ctx) {
 } // namespace
 
 void register_node_info(route_table& t, api_context& ctx) {
+    ensure_module(t, "storage_service", "The storage service API");
+    ensure_module(t, "gossiper", "The gossiper API");
+    ensure_module(t, "snitch", "The endpoint snitch info API");
     register_storage_service_node(t, ctx);
     add_local(t, ctx, "/gossiper/endpoint/live", {"The live nodes: this one", "get_live_endpoint", "array"},
               [](auto& info, auto&) { return json_string_array({info.listen_address}); });

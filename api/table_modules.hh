@@ -1,6 +1,6 @@
 // table_modules: the registration functions of the REST API's table, cache and node modules (api/column_family.cc,
-// cache_service.cc, node_info.cc, system_caches.cc). Promises: each adds only routes under modules that
-// register_api_routes added before calling it.
+// cache_service.cc, node_info.cc, system_caches.cc). Promises: each adds its module unless an earlier registration
+// did (system, storage_service: call api/system.cc's and api/storage_service.cc's first, as they add theirs).
 #pragma once
 
 #include "api/api_context.hh"

@@ -182,6 +182,13 @@ def main():
             host_id = values[('storage_service', 'hostid/local', 'GET')]
             check(values[('storage_service', 'host_id', 'GET')] == [{'key': '127.0.0.1', 'value': host_id}],
                   'host_id map')
+            with open(os.path.join(ROOT, 'VERSION')) as f:
+                release = f.read().strip()
+            check(values[('storage_service', 'scylla_release_version', 'GET')] == release, 'scylla_release_version')
+            check(values[('storage_service', 'native_transport', 'GET')] is True, 'native_transport before drain')
+            if ('storage_service', 'drain', 'POST') in values:
+                off = a.client('storage_service', 'native_transport', 'GET')
+                check(off == 'false\n', f'native_transport after drain: {off!r}')
             tokens = values[('storage_service', 'tokens', 'GET')]
             check(len(tokens) == 1 and values[('storage_service', 'tokens_endpoint', 'GET')] ==
                   [{'key': tokens[0], 'value': '127.0.0.1'}], 'tokens')

@@ -21,6 +21,10 @@ struct api_context {
     steady_clock_type::time_point process_start;
     // The node's drain chain (POST /storage_service/drain); the node then keeps serving nothing but the API.
     std::function<future<>()> drain;
+    // Reef's own version (GET /storage_service/scylla_release_version): the node passes REEF_VERSION.
+    std::string reef_version = {};
+    // Whether the CQL server serves now (GET /storage_service/native_transport); null: the node runs none.
+    std::function<bool()> native_transport_running = {};
 };
 
 } // namespace reef::api

@@ -744,6 +744,7 @@ future<> database::apply(mutation m) {
 
 future<> database::apply_local(mutation m) {
     auto id = m.schema()->id();
+    auto started = utils::rate_meter::clock::now();
     // Memory first, before the write has a commitlog position: a flush waits for the writes of its memtable's
     // phase, so a write must never wait for memory once it belongs to one.
     auto& dirty = dirty_memory_for(*entry_for_write(id).t->schema());
@@ -778,6 +779,9 @@ future<> database::apply_local(mutation m) {
         t->apply(m, rp, phase);
     }
     ++_total_writes;
+    if (auto* stats = find_table_stats(id)) {
+        stats->writes.record(started, utils::rate_meter::clock::now());
+    }
 }
 
 future<> database::apply_unlogged_local(mutation m) {
@@ -827,7 +831,24 @@ future<std::vector<mutation>> database::query_local(table_id id, dht::partition_
     }
     // Held for the read: an ALTER or DROP replacing the table leaves this version alive until the read ends.
     auto t = it->second->t;
-    co_return co_await read_mutations(t, range, std::move(slice), reversed);
+    auto started = utils::rate_meter::clock::now();
+    auto out = co_await read_mutations(t, range, std::move(slice), reversed);
+    if (auto* stats = find_table_stats(id)) {
+        stats->reads.record(started, utils::rate_meter::clock::now());
+    }
+    co_return out;
+}
+
+table_stats* database::find_table_stats(const table_id& id) noexcept {
+    auto it = _tables.find(id);
+    return it == _tables.end() ? nullptr : &it->second->stats;
+}
+
+future<> database::drop_caches() {
+    // The shard's tracker holds every cache of the database's tables (make_table leaves
+    // table_config::cache_tracker null), the row caches' entries included.
+    auto drop = [](database&) { cache::drop_caches(); };
+    co_await _container->invoke_on_all(drop);
 }
 
 future<std::vector<mutation>> database::query(schema_ptr s, dht::partition_range range, clustering_ranges slice,
@@ -865,7 +886,11 @@ future<std::vector<mutation>> database::multi_get_local(table_id id, std::vector
         throw no_such_table("no table " + utils::to_string(id) + " on shard " + std::to_string(this_shard_id()));
     }
     auto t = it->second->t;  // held for the read, as query_local's
+    auto started = utils::rate_meter::clock::now();
     auto found = co_await t->multi_get(reader_permit(), std::move(keys), std::move(slice), read_order_for(reversed));
+    if (auto* stats = find_table_stats(id)) {
+        stats->reads.record(started, utils::rate_meter::clock::now());
+    }
     std::vector<mutation> out;
     out.reserve(found.size());
     for (auto& m : found) {

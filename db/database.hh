@@ -32,6 +32,8 @@
 
 namespace reef {
 
+struct table_stats;
+
 // The table id of a commitlog entry holding all the mutations of one schema change (db/README.md, "Durability"):
 // no table has it (a time UUID's version nibble is 1, a name-based one's 3; this one's is f).
 inline constexpr table_id schema_batch_table_id{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
@@ -198,6 +200,11 @@ public:
     table* find_table(const table_id& id);
     // The same, held: a read keeps this version alive while an ALTER or DROP replaces it (db/query_page.cc).
     std::shared_ptr<table> find_table_shared(const table_id& id);
+    // This shard's reads and writes of a table (null if none), kept across ALTER and TRUNCATE (db/table_stats.hh).
+    table_stats* find_table_stats(const table_id& id) noexcept;
+    // From any shard: every shard's caches emptied: the row caches' partitions, the Index.db pages and the parsed
+    // index pages (what a read holds stays until it is done). The REST API's drop_sstable_caches.
+    future<> drop_caches();
     // The table's directory in data_directory; table_directories: in every data directory, that one first.
     std::string table_directory(const schema& s) const;
     std::vector<std::string> table_directories(const schema& s) const;

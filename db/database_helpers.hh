@@ -3,6 +3,7 @@
 #pragma once
 
 #include "db/database.hh"
+#include "db/table_stats.hh"
 #include "runtime/condition_variable.hh"
 #include "runtime/gate.hh"
 
@@ -21,6 +22,8 @@ struct database::table_entry {
     // An ALTER or TRUNCATE replaces the table: writes wait for it.
     bool paused = false;
     condition_variable resumed;
+    // Kept across the table's replacements (ALTER, TRUNCATE), as the table's identity is.
+    table_stats stats;
 };
 
 namespace db_detail {

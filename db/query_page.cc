@@ -6,6 +6,7 @@
 // before every such key.
 #include "db/query_page.hh"
 
+
 #include "db/database_helpers.hh"
 #include "reader/compacting_reader.hh"
 #include "runtime/smp.hh"
@@ -177,7 +178,19 @@ future<bool> read_into(std::shared_ptr<table> t, reader_permit permit, read_opti
     co_return ended;
 }
 
+future<page_result> query_page_read(database& db, table_id id, page_request req);
+
+// One shard's page, counted as a read of the table (db/table_stats.hh).
 future<page_result> query_page_local(database& db, table_id id, page_request req) {
+    auto started = utils::rate_meter::clock::now();
+    auto res = co_await query_page_read(db, id, std::move(req));
+    if (auto* stats = db.find_table_stats(id)) {
+        stats->reads.record(started, utils::rate_meter::clock::now());
+    }
+    co_return res;
+}
+
+future<page_result> query_page_read(database& db, table_id id, page_request req) {
     auto t = db.find_table_shared(id);
     if (!t) {
         throw no_such_table("no table " + utils::to_string(id) + " on shard " + std::to_string(this_shard_id()));

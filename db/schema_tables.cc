@@ -1080,6 +1080,52 @@ std::optional<persisted_identity> read_local_identity(const std::vector<mutation
     return std::nullopt;
 }
 
+std::optional<local_info> read_local_info(const std::vector<mutation>& ms) {
+    auto id = read_local_identity(ms);
+    if (!id) {
+        return std::nullopt;
+    }
+    local_info info;
+    info.host_id = id->host_id;
+    info.tokens = id->tokens;
+    for (auto& m : ms) {
+        if (partition_text(m) != "local") {
+            continue;
+        }
+        for (auto& r : live_rows(m)) {
+            auto cell = [&r](const char* name) -> const bytes* {
+                auto it = r.cells.find(name);
+                return it == r.cells.end() ? nullptr : &it->second;
+            };
+            auto set_text = [&](const char* name, std::string& out) {
+                if (auto* v = cell(name)) {
+                    out = as_text(*v);
+                }
+            };
+            auto set_inet = [&](const char* name, std::string& out) {
+                if (auto* v = cell(name)) {
+                    out = inet_type()->to_string(*v);
+                }
+            };
+            set_text("cluster_name", info.cluster_name);
+            set_text("release_version", info.release_version);
+            set_text("data_center", info.data_center);
+            set_text("rack", info.rack);
+            set_inet("listen_address", info.listen_address);
+            set_inet("rpc_address", info.rpc_address);
+            if (auto* v = cell("schema_version"); v && v->size() == 16) {
+                std::copy(v->begin(), v->end(), info.schema_version.begin());
+            }
+            if (auto* v = cell("gossip_generation"); v && v->size() == 4) {
+                info.gossip_generation = int32_t(uint32_t((*v)[0]) << 24 | uint32_t((*v)[1]) << 16 |
+                                                 uint32_t((*v)[2]) << 8 | uint32_t((*v)[3]));
+            }
+            return info;
+        }
+    }
+    return info;
+}
+
 namespace {
 
 void put_be(bytes& out, uint64_t v, int n) {

@@ -109,6 +109,9 @@ struct persisted_identity {
     std::vector<std::string> tokens;
 };
 std::optional<persisted_identity> read_local_identity(const std::vector<mutation>& local);
+// system.local's row as local_mutation wrote it (the REST API's node endpoints), if the partition holds a live row
+// with a host id; columns it lacks keep local_info's defaults.
+std::optional<local_info> read_local_info(const std::vector<mutation>& local);
 
 // A table's truncation record, system.local.truncated_at[table id] (Cassandra's column): where each shard's
 // commitlog stood when the table was truncated (every entry of the table at or below is truncated) and when.

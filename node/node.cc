@@ -58,6 +58,8 @@ struct node_state {
     // The drain runs once, whether POST /storage_service/drain or a signal asks first; a second asker waits.
     bool drain_started = false;
     bool drain_done = false;
+    // The CQL server accepts connections (GET /storage_service/native_transport): from its listen to its drain step.
+    bool cql_serving = false;
     size_t drain_failed = 0;
     condition_variable drained;
 };
@@ -186,7 +188,11 @@ future<> start_cql(node_state& st, sharded<database>& db, sharded<cql::query_pro
                                        transport::port_kind::least_loaded);
     auto aware = server.local().listen(socket_address(st.cfg.rpc_address, st.cfg.native_shard_aware_transport_port),
                                        transport::port_kind::shard_aware);
-    st.stop_steps.add("stop the CQL server", [&server] { return server.stop(); });
+    st.cql_serving = true;
+    st.stop_steps.add("stop the CQL server", [&server, &st] {
+        st.cql_serving = false;
+        return server.stop();
+    });
     nlog.info("CQL server: listening on {} (least-loaded shard) and {} (shard-aware: client port % {}) in {:.1f} ms",
               plain, aware, smp::count(), ms_since(step_start));
 }
@@ -224,6 +230,8 @@ void start_api(node_state& st, sharded<database>& db, api_servers& s) {
                                                                             " drain steps failed (see the log)");
                                                                     }
                                                                 }});
+    s.ctx->reef_version = st.version;
+    s.ctx->native_transport_running = [stp] { return stp->cql_serving; };
     api::register_api_routes(s.routes, *s.ctx);
     api::register_api_doc(s.routes);
     api::register_prometheus(s.metrics_routes);

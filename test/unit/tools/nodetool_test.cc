@@ -1,8 +1,8 @@
 // reef nodetool's commands against a scripted REST API: the calls each makes and the text it prints from fixed JSON
-// answers. The expected texts are Cassandra 5.0.9's: tablestats' as its TableStatsPrinter printed the same values
-// (run from cassandra-all-5.0.9.jar), the others written from its format strings (Info "%-23s: %s%n", Status's
-// TableBuilder with "  ", GetLoggingLevels "%-50s%10s%n", ...); the Java number formats are checked against values
-// the JDK printed.
+// answers. The expected texts are Cassandra 5.0.9's: tablestats', status', snapshot's and clearsnapshot's as its own
+// classes printed the same values (nodetool_golden/*.jsh, run from cassandra-all-5.0.9.jar), the others written from
+// its format strings (Info "%-23s: %s%n", GetLoggingLevels "%-50s%10s%n", ...); the Java number formats are checked
+// against values the JDK printed (nodetool_golden/numbers.jsh).
 #include "tools/nodetool_command.hh"
 #include "tools/nodetool_format.hh"
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <optional>
 #include <cstdio>
 #include <fmt/format.h>
@@ -59,6 +60,9 @@ int64_t as_int(const utils::json_value& v, std::string_view what) {
 }
 
 double as_double(const utils::json_value& v, std::string_view what) {
+    if (v.is_null()) {
+        return std::numeric_limits<double>::quiet_NaN();  // a rate of nothing yet
+    }
     if (!v.is_number()) {
         wrong_type(v, what, "a number");
     }
@@ -231,6 +235,10 @@ public:
             } catch (const utils::json_parse_error&) {
                 // not JSON: the body as it is
             }
+            // A path the node does not serve says which one; other errors are the node's message alone.
+            if (r.status == 404) {
+                message = fmt::format("{} {}: {}", api::to_string(method), path, message);
+            }
             throw api_error(message);
         }
         if (r.body.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -342,6 +350,27 @@ std::optional<int> help_or_bad_command(const std::vector<std::string>& words) {
     return std::nullopt;
 }
 
+// What running a command left: its text, and its error, if any.
+struct outcome {
+    std::string out;
+    std::string error;
+    bool usage = false;
+};
+
+future<> run_remote(const global_options& g, const std::vector<socket_address>& servers, outcome& o) {
+    api::http_client client(servers, fmt::format("{}:{}", g.host, g.port));
+    http_rest_api rest(client);
+    try {
+        co_await run_command(rest, g.words, o.out);
+    } catch (const usage_error& e) {
+        o.usage = true;
+        o.error = e.what();
+    } catch (const std::exception& e) {
+        o.error = e.what();
+    }
+    co_await client.close();
+}
+
 } // namespace
 
 int nodetool_main(int argc, char** argv) {
@@ -364,30 +393,22 @@ int nodetool_main(int argc, char** argv) {
     runtime_config cfg;
     cfg.smp = 1;
     cfg.pin_threads = false;
-    std::string out;
-    std::string error;
-    bool usage = false;
-    run(cfg, [&]() -> future<int> {
-        api::http_client client(servers, fmt::format("{}:{}", g.host, g.port));
-        http_rest_api rest(client);
-        try {
-            co_await run_command(rest, g.words, out);
-        } catch (const usage_error& e) {
-            usage = true;
-            error = e.what();
-        } catch (const std::exception& e) {
-            error = e.what();
-        }
-        co_await client.close();
-        co_return 0;
-    });
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    std::fflush(stdout);
-    if (usage) {
-        return usage_failure(error);
+    outcome o;
+    try {
+        run(cfg, [&]() -> future<int> {
+            co_await run_remote(g, servers, o);
+            co_return 0;
+        });
+    } catch (const std::exception& e) {
+        o.error = e.what();
     }
-    if (!error.empty()) {
-        std::fprintf(stderr, "nodetool: %s\n", error.c_str());
+    std::fwrite(o.out.data(), 1, o.out.size(), stdout);
+    std::fflush(stdout);
+    if (o.usage) {
+        return usage_failure(o.error);
+    }
+    if (!o.error.empty()) {
+        std::fprintf(stderr, "nodetool: %s\n", o.error.c_str());
         return 1;
     }
     return 0;

@@ -84,7 +84,7 @@ std::vector<const command*> all_commands();
 // usage_error, api_error, api::http_client_error.
 future<> run_command(rest_api& api, const std::vector<std::string>& words, std::string& out);
 
-// Reading answers: each throws api_error naming `what` when the value has another type.
+// Reading answers: each throws api_error naming `what` when the value has another type (as_double reads null as NaN).
 int64_t as_int(const utils::json_value& v, std::string_view what);
 double as_double(const utils::json_value& v, std::string_view what);
 bool as_bool(const utils::json_value& v, std::string_view what);

@@ -416,6 +416,9 @@ REEF_TEST_CASE(info_lines) {
     BOOST_CHECK_EQUAL(co_await run(api, "info"), head + "Token                  : (invoke with -T/--tokens to see all 2 tokens)\n");
     BOOST_CHECK_EQUAL(co_await run(api, "info -T"),
                       head + "Token                  : -3485513579396041028\nToken                  : 12\n");
+    // A rate of nothing may come as null: Java prints NaN.
+    api.replies["GET /cache_service/metrics/key/hit_rate"] = "null";
+    BOOST_CHECK((co_await run(api, "info")).find("0 requests, NaN recent hit rate") != std::string::npos);
     api.replies["GET /storage_service/join_ring"] = "false";
     api.replies["GET /storage_service/gossiping"] = "false";
     auto out = co_await run(api, "info --tokens");

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`reef nodetool` against a `reef` node on free loopback ports (its REST API on api_port): data written over CQL
 (Debian's python3-cassandra at connection level), then every command run and its output and effects checked:
-version prints the node's release_version; flush makes sstables; compact leaves one; snapshot then listsnapshots
+version prints the node's release_version; flush makes sstables; compact leaves one per shard; snapshot then listsnapshots
 shows the tag, the snapshot directory exists, clearsnapshot removes both; refresh loads sstables placed in upload/;
 setlogginglevel then getlogginglevels shows the level; info, status, tablestats (and cfstats), compactionstats and
 describecluster print their texts; a node's error is one line with its message, exit 1; a wrong command line exits
@@ -22,6 +22,7 @@ BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(os.path.dirname(__file__),
 REEF = os.path.abspath(os.path.join(BUILD, 'reef'))
 START_TIMEOUT = 60
 STOP_TIMEOUT = 30
+SHARDS = 2
 
 try:
     from cassandra import ConsistencyLevel
@@ -95,7 +96,7 @@ def check_reports(nodetool, api_port):
     check(out.stdout.startswith('pending tasks: '), f'compactionstats:\n{out.stdout}')
 
 
-def check_flush_compact(nodetool, work):
+def check_flush_compact(nodetool, work, conn):
     before = len(data_files(work, 'ks', 't'))
     nodetool('flush', 'ks', 't')
     after = data_files(work, 'ks', 't')
@@ -104,8 +105,14 @@ def check_flush_compact(nodetool, work):
     check('Keyspace: ks\n' in out.stdout and '\t\tTable: t\n' in out.stdout and
           f'\t\tSSTable count: {len(after)}\n' in out.stdout, f'tablestats ks.t:\n{out.stdout}')
     check(nodetool('cfstats', 'ks.t').stdout.splitlines()[:3] == out.stdout.splitlines()[:3], 'cfstats differs')
+    # A second flush (everything): more sstables than shards, which a major compaction makes one per shard.
+    write_rows(conn, 1000, 100)
+    nodetool('flush')
+    flushed = data_files(work, 'ks', 't')
+    check(len(flushed) > SHARDS, f'two flushes left {flushed}')
     nodetool('compact', 'ks', 't')
-    check(len(data_files(work, 'ks', 't')) == 1, f'compact left {data_files(work, "ks", "t")}')
+    compacted = data_files(work, 'ks', 't')
+    check(len(compacted) <= SHARDS, f'compact left {compacted} (before: {flushed})')
 
 
 def check_snapshots(nodetool, work):
@@ -161,7 +168,7 @@ def main():
                     f'native_shard_aware_transport_port: {ports[1]}\napi_port: {ports[2]}\n'
                     f'prometheus_port: {ports[3]}\n')
         work = os.path.join(tmp, 'work')
-        node = logged_process([REEF, '--options-file', cfg, '--workdir', work, '--smp', '2', '--no-pin-threads',
+        node = logged_process([REEF, '--options-file', cfg, '--workdir', work, '--smp', str(SHARDS), '--no-pin-threads',
                                '--memory', '512M'], tmp, os.path.join(tmp, 'node.log'), 'node')
         try:
             node.wait_for('ready:', START_TIMEOUT)
@@ -175,7 +182,7 @@ def main():
             query(conn, 'CREATE TABLE ks.t (pk int PRIMARY KEY, v text)')
             write_rows(conn, 0, 100)
             check_reports(nodetool, ports[2])
-            check_flush_compact(nodetool, work)
+            check_flush_compact(nodetool, work, conn)
             write_rows(conn, 100, 10)
             check_snapshots(nodetool, work)
             check_refresh(nodetool, work, conn)

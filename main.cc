@@ -4,6 +4,7 @@
 #include "reef_version.hh"
 #include "test/drivers/drivers.hh"
 #include "test/perf/perf.hh"
+#include "tools/nodetool.hh"
 #include "tools/sstable_tool.hh"
 
 #include <cstdio>
@@ -63,6 +64,9 @@ const subcommand subcommands[] = {
      "                     dump-compression-info, validate-checksums, validate, write, upgrade\n"
      "                     (`reef sstable --help`)",
      reef::tools::sstable_main},
+    {"nodetool", "ScyllaDB's nodetool over a node's REST API: info, status, tablestats, flush, compact, snapshot,\n"
+     "                     listsnapshots, drain, ... (`reef nodetool help`)",
+     reef::tools::nodetool_main},
 };
 
 void usage(FILE* out) {

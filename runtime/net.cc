@@ -509,7 +509,8 @@ socket_address connected_socket::remote_address() const {
     return _s->remote;
 }
 
-future<connected_socket> connect(socket_address remote) {
+// A timeout of zero waits as long as the kernel does.
+future<connected_socket> connect(socket_address remote, steady_clock_type::duration timeout) {
     if (!internal::is_tcp(remote.family())) {
         throw std::invalid_argument("connect: the address is unspecified");
     }
@@ -519,6 +520,15 @@ future<connected_socket> connect(socket_address remote) {
     }
     auto s = std::make_shared<socket_state>(fd, remote);
     internal::set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
+    // The timer cancels the attempt; the operation then completes with -ECANCELED through the loop.
+    bool timed_out = false;
+    timer deadline([&timed_out, raw = s.get()] {
+        timed_out = true;
+        raw->cancel_all();
+    });
+    if (timeout.count() > 0) {
+        deadline.arm(timeout);
+    }
     // remote lives in this frame until the operation ends: io_uring reads the
     // address only when the request is submitted.
     socket_op op(*s, &socket_state::writing,
@@ -528,13 +538,21 @@ future<connected_socket> connect(socket_address remote) {
                  },
                  &remote);
     ssize_t r = co_await op;
+    deadline.cancel();
     if (r < 0) {
+        if (r == -ECANCELED && timed_out) {
+            internal::throw_errno(ETIMEDOUT, "connect to " + remote.to_string());
+        }
         if (r == -ECANCELED) {
             internal::throw_errno(ECANCELED, "connect to " + remote.to_string() + ": cancelled");
         }
         internal::throw_errno(int(-r), "connect to " + remote.to_string());
     }
     co_return connected_socket(std::move(s));
+}
+
+future<connected_socket> connect(socket_address remote) {
+    return connect(remote, steady_clock_type::duration::zero());
 }
 
 // ---- server_socket ----

@@ -4,6 +4,7 @@
 
 #include "runtime/future.hh"
 #include "runtime/temporary_buffer.hh"
+#include "runtime/timer.hh"
 
 #include <algorithm>
 #include <cstdint>
@@ -109,6 +110,7 @@ private:
     explicit connected_socket(std::shared_ptr<internal::socket_state> s) noexcept;
     friend class server_socket;
     friend future<connected_socket> connect(socket_address);
+    friend future<connected_socket> connect(socket_address, steady_clock_type::duration);
     std::shared_ptr<internal::socket_state> _s;
 };
 
@@ -155,6 +157,9 @@ server_socket listen(socket_address addr, listen_options opts = {});
 // Connects to remote; throws std::system_error naming it on failure (e.g.
 // ECONNREFUSED: "connect to 127.0.0.1:9042: Connection refused").
 future<connected_socket> connect(socket_address remote);
+// The same, given up after timeout (zero: no limit): the attempt is cancelled and std::system_error with ETIMEDOUT thrown
+// ("connect to 10.0.0.1:9042: Connection timed out"), so a peer that drops SYNs costs no more than timeout.
+future<connected_socket> connect(socket_address remote, steady_clock_type::duration timeout);
 
 } // namespace reef
 

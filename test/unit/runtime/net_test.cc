@@ -332,6 +332,58 @@ BOOST_AUTO_TEST_CASE(test_connection_refused) {
     });
 }
 
+// A listener whose accept queue is full drops further SYNs, so a connect to it hangs until the timeout.
+BOOST_AUTO_TEST_CASE(test_connect_timeout) {
+    for_each_backend([]() -> future<> {
+        listen_options opts;
+        opts.backlog = 0;
+        auto ss = listen(loopback(), opts);
+        auto addr = ss.local_address();
+        // Plain nonblocking sockets fill the queue (nobody accepts); the kernel completes their handshakes.
+        std::vector<int> fillers;
+        for (int i = 0; i < 8; ++i) {
+            int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+            BOOST_REQUIRE(fd >= 0);
+            (void)::connect(fd, addr.as_sockaddr(), addr.length());
+            fillers.push_back(fd);
+        }
+        auto start = steady_clock_type::now();
+        bool timed_out = false;
+        try {
+            auto s = co_await connect(addr, 300ms);
+            co_await s.close();
+        } catch (const std::system_error& e) {
+            timed_out = e.code().value() == ETIMEDOUT;
+            BOOST_CHECK_MESSAGE(timed_out, e.what());
+            std::string what = e.what();
+            BOOST_CHECK_MESSAGE(what.find("connect to " + addr.to_string()) != std::string::npos, what);
+        }
+        auto took = steady_clock_type::now() - start;
+        BOOST_CHECK(timed_out);
+        BOOST_CHECK(took >= 250ms);
+        BOOST_CHECK(took < 5s);
+        for (int fd : fillers) {
+            ::close(fd);
+        }
+        co_await ss.close();
+    });
+}
+
+// A timeout that does not expire changes nothing.
+BOOST_AUTO_TEST_CASE(test_connect_with_timeout_connects) {
+    for_each_backend([]() -> future<> {
+        auto ss = listen(loopback());
+        auto addr = ss.local_address();
+        auto [ar, client] = co_await when_all(ss.accept(), connect(addr, 5s));
+        co_await client.write(std::string_view("hi"));
+        auto got = co_await read_exactly(ar.connection, 2);
+        BOOST_CHECK_EQUAL(got, "hi");
+        co_await client.close();
+        co_await ar.connection.close();
+        co_await ss.close();
+    });
+}
+
 BOOST_AUTO_TEST_CASE(test_close_cancels_pending_accept) {
     for_each_backend([]() -> future<> {
         auto ss = listen(loopback());

@@ -177,7 +177,15 @@ def run_workload(cql_port, aware_port, prom_port):
             raise AssertionError('an unknown column was accepted')
         except InvalidRequest as e:
             check('nope' in str(e), f'the error does not name the column: {e}')
-        print(f'BATCH, paged SELECT ({sum(len(v) for v in got.values())} rows, pages of 37), InvalidRequest: ok')
+        # A statement nested 100000 deep (once a stack overflow that killed the node) is a syntax error.
+        from cassandra.protocol import SyntaxException
+        try:
+            s.execute('SELECT * FROM t WHERE pk = ' + '(' * 100000)
+            raise AssertionError('100000 nested ( accepted')
+        except SyntaxException as e:
+            check('nested more than 100 levels deep' in str(e), f'deep nesting: {e}')
+        print(f'BATCH, paged SELECT ({sum(len(v) for v in got.values())} rows, pages of 37), InvalidRequest, '
+              f'SyntaxException for 100000 nested (: ok')
 
         # The control: one connection, no shard awareness. Every statement whose owner is not that connection's
         # shard hops once.

@@ -30,6 +30,28 @@ ensure_deps() {
     ensure_cqlsh
 }
 
+# The test-only clients the suites drive (./dev.sh test): PyPI's scylla-driver in its own virtualenv (it imports
+# as `cassandra`, so beside Debian's python3-cassandra it would shadow it), and a Go toolchain for the gocql
+# workload (test/drivers/gocql; its modules come from the Go module proxy at `go build`).
+SCYLLA_DRIVER_VERSION=3.29.12
+ensure_test_clients() {
+    local venv=build/tools/scylla-driver
+    if [[ ! -f $venv/.installed-$SCYLLA_DRIVER_VERSION ]]; then
+        echo "dev.sh: installing scylla-driver $SCYLLA_DRIVER_VERSION from PyPI into $venv"
+        rm -rf "$venv"
+        /usr/bin/python3 -m venv "$venv"
+        "$venv/bin/pip" install --quiet "scylla-driver==$SCYLLA_DRIVER_VERSION"
+        touch "$venv/.installed-$SCYLLA_DRIVER_VERSION"
+    fi
+    if ! command -v go >/dev/null 2>&1 && [[ ! -x /usr/local/go/bin/go ]]; then
+        echo "dev.sh: installing Debian's golang-go for the gocql suite"
+        local sudo=()
+        [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+        "${sudo[@]}" apt-get update
+        DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends golang-go </dev/null
+    fi
+}
+
 # cqlsh from PyPI (Debian has none) in a virtualenv under build/tools, linked into /usr/local/bin when that is
 # writable, so that the `cqlsh 127.0.0.1 9042` the node prints works.
 CQLSH_VERSION=6.2.2
@@ -75,6 +97,7 @@ case "$verb" in
         ;;
     test)
         ensure_deps
+        ensure_test_clients
         exec ./test.py "$@"
         ;;
     *)

@@ -268,7 +268,18 @@ void cql_token_stream::fail(const cql_token& at, std::string_view expected) cons
                                       expected));
 }
 
+cql_token_stream::nesting_guard::nesting_guard(cql_token_stream& ts) : _ts(ts) {
+    if (_ts._depth >= max_nesting) {
+        auto& at = _ts.peek();
+        throw cql_parse_error(at.line, at.column, at.source,
+                              fmt::format("line {}, column {}: nested more than {} levels deep", at.line, at.column,
+                                          max_nesting));
+    }
+    ++_ts._depth;
+}
+
 data_type parse_cql_type(cql_token_stream& ts, const user_type_resolver& resolve) {
+    cql_token_stream::nesting_guard nested(ts);
     auto& t = ts.peek();
     if (t.kind == cql_token_kind::string) {
         // A custom type: its class name in quotes.

@@ -54,7 +54,23 @@ std::vector<cql_token> tokenize_cql(std::string_view text);
 class cql_token_stream {
     std::vector<cql_token> _tokens;
     size_t _pos = 0;
+    int _depth = 0;
 public:
+    // How deep terms, selectors and types may nest: a parser recursing deeper would overflow the stack on
+    // hostile input (a client's 100000 '('s), so it fails with a syntax error instead. Cassandra's own statements
+    // need a handful of levels.
+    static constexpr int max_nesting = 100;
+    // Held by each recursive parse step; its constructor fails (cql_parse_error at the current token) past
+    // max_nesting.
+    class nesting_guard {
+        cql_token_stream& _ts;
+    public:
+        explicit nesting_guard(cql_token_stream& ts);
+        ~nesting_guard() { --_ts._depth; }
+        nesting_guard(const nesting_guard&) = delete;
+        nesting_guard& operator=(const nesting_guard&) = delete;
+    };
+
     explicit cql_token_stream(std::vector<cql_token> tokens) : _tokens(std::move(tokens)) {}
     const cql_token& peek(size_t ahead = 0) const;
     const cql_token& next();

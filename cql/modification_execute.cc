@@ -415,6 +415,9 @@ future<cas_outcome> run_on_owner(query_processor& qp, partition_plan plan, count
 
 future<cas_outcome> run_plan_on_owner(query_processor& qp, partition_plan plan, counter_id node_id) {
     auto shard = dht::shard_of(plan.key.get_token(), smp::count());
+    if (shard != this_shard_id()) {
+        qp.db().note_cross_shard_op();
+    }
     // Named first: a lambda owning memory built inside co_await is destroyed twice by GCC 12 (rule 2).
     auto run = [plan = std::move(plan), node_id](query_processor& o) mutable {
         return run_on_owner(o, std::move(plan), node_id);

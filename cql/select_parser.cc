@@ -197,6 +197,7 @@ private:
     }
 
     raw_selector selector(raw_select_statement& st) {
+        cql_token_stream::nesting_guard nested(_ts);
         const cql_token t = _ts.peek();
         raw_selector sel;
         if (t.kind == cql_token_kind::number || t.kind == cql_token_kind::string || t.kind == cql_token_kind::hex ||

@@ -604,6 +604,7 @@ public:
     term_parser(cql_token_stream& ts, term_parse_context& ctx) : _ts(ts), _ctx(ctx) {}
 
     raw_term_ptr term() {
+        cql_token_stream::nesting_guard nested(_ts);
         const cql_token t = _ts.peek();
         switch (t.kind) {
         case cql_token_kind::string:

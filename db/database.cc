@@ -117,6 +117,10 @@ database::database(sharded<database>* container, database_config cfg)
         _metrics = register_dirty_memory_metrics(*_dirty_memory, *_system_dirty_memory);
         _metrics.add_group("database", {metrics::make_counter("total_writes", _total_writes,
                                                               metrics::description("writes applied on this shard"))});
+        _metrics.add_group("storage_proxy",
+                           {metrics::make_counter("replica_cross_shard_ops", _cross_shard_ops,
+                                                  metrics::description("number of operations that crossed a shard "
+                                                                       "boundary"))});
         _cache_metrics = cache::shard_cache_tracker().register_metrics();
     } catch (const std::invalid_argument& e) {
         // Another database on this shard (tests) has them.
@@ -738,6 +742,7 @@ future<> database::apply(mutation m) {
         co_await apply_local(std::move(m));
         co_return;
     }
+    note_cross_shard_op();
     auto hop = [m = std::move(m)](database& db) mutable { return db.apply_local(std::move(m)); };
     co_await _container->invoke_on(shard, std::move(hop));
 }
@@ -856,6 +861,9 @@ future<std::vector<mutation>> database::query(schema_ptr s, dht::partition_range
     auto id = s->id();
     if (range.is_singular() && range.start()->position.key()) {
         auto shard = dht::shard_of(range.start()->position.get_token(), smp::count());
+        if (shard != this_shard_id()) {
+            note_cross_shard_op();
+        }
         auto one = [id, range, slice, reversed](database& db) { return db.query_local(id, range, slice, reversed); };
         co_return co_await _container->invoke_on(shard, one);
     }

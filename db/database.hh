@@ -167,6 +167,10 @@ public:
     // future resolves then (the acknowledgement). m's schema may be an older version of
     // the table's (its cells are moved to the current columns by name). Throws no_such_table.
     future<> apply(mutation m);
+    // A single-partition operation sent from this shard to its owner shard (a write, a read, a CAS): counted as
+    // ScyllaDB's scylla_storage_proxy_replica_cross_shard_ops counts them, the hops shard-aware drivers avoid.
+    void note_cross_shard_op() noexcept { ++_cross_shard_ops; }
+    uint64_t cross_shard_ops() const noexcept { return _cross_shard_ops; }
     // The partitions of `range` (a single partition goes to its owner shard only; a range reads every shard),
     // in ring order, raw (tombstones included, not compacted), each sliced by `slice` (in the read's order: see
     // reverse_ranges) and, when reversed, built from the reversed stream. The mutations carry the table's current
@@ -262,6 +266,8 @@ private:
     metrics::metric_groups _cache_metrics;
     // Writes apply_local finished (scylla_database_total_writes).
     uint64_t _total_writes = 0;
+    // note_cross_shard_op (scylla_storage_proxy_replica_cross_shard_ops).
+    uint64_t _cross_shard_ops = 0;
     std::map<std::string, keyspace_definition> _keyspaces;
     std::map<std::pair<std::string, std::string>, data_type> _types;
     std::map<table_id, std::unique_ptr<table_entry>> _tables;

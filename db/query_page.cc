@@ -267,6 +267,9 @@ future<page_result> query_page(sharded<database>& db, schema_ptr s, page_request
     auto id = s->id();
     if (req.range.is_singular() && req.range.start()->position.key()) {
         auto shard = dht::shard_of(req.range.start()->position.get_token(), smp::count());
+        if (shard != this_shard_id()) {
+            db.local().note_cross_shard_op();
+        }
         auto one = [id, req](database& d) { return query_page_local(d, id, req); };
         co_return co_await db.invoke_on(shard, one);
     }

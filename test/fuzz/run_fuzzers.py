@@ -33,8 +33,10 @@ RUNS = [
     ('fuzz_data', 'scylla_range_tombstones_simple'),
     ('fuzz_data', 'scylla_filtering_and_forwarding'),
     ('fuzz_cql_frame', None),
+    ('fuzz_cql_statement', None),
     ('fuzz_http_request', None),
 ]
+CONFORMANCE = os.path.normpath(os.path.join(ROOT, '..', 'shared', 'cql-conformance', 'cases'))
 
 
 def say(msg):
@@ -66,6 +68,9 @@ def write_seeds(target, dataset, out):
         n += 1
     if target == 'fuzz_cql_frame':
         for data in cql_frame_seeds():
+            seed(data)
+    elif target == 'fuzz_cql_statement':
+        for data in cql_statement_seeds():
             seed(data)
     elif target == 'fuzz_http_request':
         for data in http_request_seeds():
@@ -121,6 +126,29 @@ def cql_frame_seeds():
         cql_frame(7, 8, query[:20]) + cql_frame(0x33, 9, b'xyz') + cql_frame(7, 10, query),
         bytes([3, 0, 0, 1, 5, 0, 0, 0, 0]),
     ]
+
+
+def cql_statement_seeds():
+    """Every statement of ../shared/cql-conformance's cases (fuzz_cql_statement's input: one statement's text),
+    split as its runner splits them (a statement ends at a line ending in ';', a batch at APPLY BATCH),
+    {ks} replaced."""
+    out = []
+    if not os.path.isdir(CONFORMANCE):
+        return [b'SELECT * FROM ks.t WHERE pk = ?']
+    for name in sorted(os.listdir(CONFORMANCE)):
+        if not name.endswith('.cql'):
+            continue
+        cur = []
+        with open(os.path.join(CONFORMANCE, name)) as f:
+            for line in f:
+                if not cur and (not line.strip() or line.lstrip().startswith(('--', '//'))):
+                    continue
+                cur.append(line)
+                in_batch = cur[0].lstrip().upper().startswith('BEGIN') and not line.strip().upper().startswith('APPLY')
+                if line.rstrip().endswith(';') and not in_batch:
+                    out.append(''.join(cur).rstrip().rstrip(';').replace('{ks}', 'ks').encode())
+                    cur = []
+    return sorted(set(out))
 
 
 def http_request_seeds():

@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""gocql (github.com/gocql/gocql v1.7.0, pinned by test/drivers/gocql/go.mod and go.sum) against a `reef --smp 2`
+node on free loopback ports: `go build` of test/drivers/gocql into build/gocql-workload (modules through the Go
+proxy, cached in the Go module cache), then the workload: DDL, prepared inserts of lists and maps, a logged batch
+with an UPDATE, a paged select (pages of 37, resumed by paging state) equal to the model, one partition in
+clustering order, and the two errors the driver maps to its RequestError codes (invalid 0x2200 naming the column,
+syntax 0x2000). The node stops with SIGTERM and exits 0. Without Go (/usr/local/go/bin/go or go on PATH) it is
+skipped (a failure under CI=true)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from suite_util import check, free_ports, logged_process
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(ROOT, 'build', 'dev'))
+REEF = os.path.abspath(os.path.join(BUILD, 'reef'))
+SOURCE = os.path.join(ROOT, 'test', 'drivers', 'gocql')
+BINARY = os.path.join(ROOT, 'build', 'gocql-workload')
+START_TIMEOUT = 60
+STOP_TIMEOUT = 30
+
+
+def unavailable(why):
+    if os.environ.get('CI') == 'true':
+        print(f'FAIL: {why}, and CI=true; run ./dev.sh test (it installs it)')
+        sys.exit(1)
+    print(f'skipped: {why}')
+    sys.exit(0)
+
+
+def go_build():
+    go = shutil.which('go') or ('/usr/local/go/bin/go' if os.access('/usr/local/go/bin/go', os.X_OK) else None)
+    if not go:
+        unavailable('no Go toolchain (go on PATH or /usr/local/go/bin/go)')
+    t0 = time.monotonic()
+    env = dict(os.environ, GOFLAGS='-mod=readonly')
+    r = subprocess.run([go, 'build', '-o', BINARY, '.'], cwd=SOURCE, env=env, capture_output=True, text=True,
+                       timeout=1200)
+    check(r.returncode == 0, f'go build in {SOURCE}: exit {r.returncode}\n{r.stdout}\n{r.stderr}')
+    print(f'go build: {BINARY} in {time.monotonic() - t0:.1f} s')
+
+
+def main():
+    go_build()
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix='reef-gocql-', dir='/var/tmp') as tmp:
+        cql, aware, api, prom = free_ports(4)
+        node = logged_process([REEF, '--workdir', os.path.join(tmp, 'work'), '--smp', '2', '--no-pin-threads',
+                               '--memory', '512M', '--native-transport-port', str(cql),
+                               '--native-shard-aware-transport-port', str(aware), '--api-port', str(api),
+                               '--prometheus-port', str(prom)], tmp, os.path.join(tmp, 'node.log'), 'node')
+        try:
+            node.wait_for('ready:', START_TIMEOUT)
+            r = subprocess.run([BINARY, '-port', str(cql)], capture_output=True, text=True, timeout=300)
+            print(r.stdout, end='')
+            if r.returncode != 0:
+                print(node.text()[-4000:], file=sys.stderr)
+            check(r.returncode == 0 and 'gocql workload: ok' in r.stdout,
+                  f'gocql workload exited {r.returncode}:\n{r.stderr[-4000:]}')
+            node.proc.send_signal(15)
+            rc = node.wait_exit(STOP_TIMEOUT)
+            check(rc == 0, f'reef exited with {rc}:\n' + node.text()[-4000:])
+        finally:
+            node.kill()
+    print(f'cql_gocql: all checks passed in {time.monotonic() - t0:.1f} s (build excluded)')
+
+
+if __name__ == '__main__':
+    try:
+        main()
+    except AssertionError as e:
+        print(f'FAILED: {e}', file=sys.stderr)
+        sys.exit(1)

@@ -85,6 +85,15 @@ void check_header(const schema& s, const sstables::serialization_header& h, cons
     check(h.regular_columns, s.regular_columns(), "regular");
 }
 
+// Reef's tables are in Murmur3 token order: an sstable of another partitioner would be read (and rewritten) in
+// another order, so it is refused (Cassandra refuses it too).
+void check_partitioner(const sstables::statistics& st, const std::string& file) {
+    static const std::string murmur3 = "org.apache.cassandra.dht.Murmur3Partitioner";
+    if (st.validation && !st.validation->partitioner.empty() && st.validation->partitioner != murmur3) {
+        throw refresh_error(file + ": written with " + st.validation->partitioner + ", not the node's " + murmur3);
+    }
+}
+
 // Opens d, checks it against s and reads it whole; a failure is a refresh_error naming d's Data.db.
 future<> validate_upload(schema_ptr s, sstables::descriptor d) {
     auto file = d.filename(sstables::component_type::data);
@@ -93,6 +102,7 @@ future<> validate_upload(schema_ptr s, sstables::descriptor d) {
         auto sst = co_await sstables::open_sstable(d);
         std::exception_ptr read_err;
         try {
+            check_partitioner(sst->statistics(), file);
             check_header(*s, *sst->header(), file);
             auto r = sstables::make_sstable_full_scan_reader(sst, s);
             try {

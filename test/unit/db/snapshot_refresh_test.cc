@@ -5,12 +5,16 @@
 #include "db/database.hh"
 #include "db/memtable.hh"
 #include "db/memtable_reader.hh"
+#include "db/table.hh"
 #include "runtime/smp.hh"
+#include "sstables/shared_sstable_readers.hh"
+#include "sstables/sstable.hh"
 #include "sstables/writer.hh"
 #include "test/lib/database_test_support.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/sstable_corpus.hh"
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
 #include "test/lib/writable_mutation.hh"
@@ -417,4 +421,179 @@ REEF_TEST_CASE(refresh_reads_the_union) {
         co_await check_table_equals(db.local(), db.local().find_schema("ks", "t"), model, "after a restart");
     };
     co_await with_database(cfg, after);
+}
+
+namespace {
+
+mutation row_at(const schema_ptr& s, int pk, int ck_value, int64_t ts) {
+    mutation m(s, pkey(pk));
+    deletable_row r;
+    r.marker = row_marker{ts};
+    auto value = int_value(ck_value);
+    r.cells.apply(0, atomic_cell::make_live(ts, std::string(value.begin(), value.end())));
+    m.partition().apply_row(*s, ck(ck_value), r);
+    return m;
+}
+
+// The clustering rows (by ck) in the sstables of table `id` on this shard, read raw.
+future<std::vector<int>> sstable_rows(database& d, table_id id) {
+    std::vector<int> out;
+    auto t = d.find_table_shared(id);
+    for (auto& sst : t->sstables()) {
+        auto r = sstables::make_sstable_full_scan_reader(sst, t->schema());
+        std::exception_ptr err;
+        try {
+            auto frags = co_await read_validated(r, false);
+            for (auto& f : frags) {
+                if (auto* cr = std::get_if<clustering_row>(&f)) {
+                    out.push_back(int_of(*cr->key.components().begin()));
+                }
+            }
+        } catch (...) {
+            err = std::current_exception();
+        }
+        co_await r.close();
+        if (err) {
+            std::rethrow_exception(err);
+        }
+    }
+    co_return out;
+}
+
+} // namespace
+
+// A flush writes no data its own partition's tombstones shadow: Cassandra's range reads of a single sstable do not
+// apply a partition's deletion to that partition's older rows (they trust its writer to have dropped them, as
+// Cassandra's memtables do), so a Reef snapshot streamed by sstableloader returned deleted rows.
+REEF_TEST_CASE(flush_writes_no_shadowed_data) {
+    tmpdir dir;
+    auto cfg = config_in(dir, false);
+    auto body = [&](sharded<database>& db) -> future<> {
+        auto& d = db.local();
+        co_await d.create_keyspace(simple_keyspace("ks"));
+        auto s = co_await d.create_table(table_schema("ks", "t"));
+        co_await d.apply(row_at(s, 1, 1, 1));
+        co_await d.apply(row_at(s, 1, 3, 2));
+        co_await d.apply(row_at(s, 1, 4, 20));
+        mutation deletion(s, pkey(1));
+        deletion.partition().apply(tombstone{5, 100});
+        co_await d.apply(deletion);
+        mutation range(s, pkey(1));
+        range.partition().apply_range_tombstone(position_in_partition::before_key(ck(4)),
+                                                position_in_partition::after_key(ck(4)), tombstone{10, 100});
+        co_await d.apply(range);
+        co_await d.apply(row_at(s, 1, 2, 10));
+        co_await d.flush("ks", "t");
+        auto shard = dht::shard_of(pkey(1).get_token(), smp::count());
+        auto id = s->id();
+        auto rows = co_await db.invoke_on(shard, [id](database& d) { return sstable_rows(d, id); });
+        // ck 1 and 3 are older than the partition's deletion; ck 4 is newer than both tombstones.
+        std::sort(rows.begin(), rows.end());
+        BOOST_REQUIRE_EQUAL(rows.size(), 2u);
+        BOOST_REQUIRE_EQUAL(rows[0], 2);
+        BOOST_REQUIRE_EQUAL(rows[1], 4);
+    };
+    co_await with_database(cfg, body);
+}
+
+// Whether the sstable's Statistics.db names Murmur3Partitioner.
+future<bool> murmur3(const corpus_sstable& c) {
+    auto st = co_await sstables::load_statistics(c.desc);
+    co_return !st.validation || st.validation->partitioner == "org.apache.cassandra.dht.Murmur3Partitioner";
+}
+
+// Refresh of sstables Cassandra (and ScyllaDB) wrote, every version of the peer corpus (mc, md, me, na, nb, oa):
+// each dataset's sstables copied into upload/ of a table made from its schema.cql, loaded on every shard, then read
+// through the database equal to reading the uploaded sstables themselves, merged.
+REEF_TEST_CASE(refresh_loads_the_peer_corpus) {
+    auto corpus = all_test_sstables();
+    if (corpus.empty()) {
+        co_return;  // require_peer_corpus said why (and failed under CI=true)
+    }
+    std::map<fs::path, std::vector<corpus_sstable>> datasets;
+    for (auto& c : corpus) {
+        if (c.table) {
+            datasets[c.dataset].push_back(c);
+        }
+    }
+    tmpdir dir;
+    auto cfg = config_in(dir, false);
+    cfg.auto_snapshot = false;
+    size_t loaded = 0, skipped = 0, refused = 0;
+    auto body = [&](sharded<database>& db) -> future<> {
+        auto& d = db.local();
+        for (auto& [dataset, ssts] : datasets) {
+            if (dataset.filename().string().find("far_future") != std::string::npos) {
+                // Expiries past 2038 that `me`, the version refresh rewrites into, cannot hold (capped as Cassandra
+                // 4 caps them): not the same data by design.
+                ++skipped;
+                continue;
+            }
+            auto want = ssts.front().table;
+            if (!d.find_keyspace(want->keyspace())) {
+                co_await d.create_keyspace(simple_keyspace(want->keyspace()));
+            }
+            if (d.find_schema(want->keyspace(), want->table())) {
+                co_await d.drop_table(want->keyspace(), want->table());
+            }
+            schema_ptr s;
+            try {
+                s = co_await d.create_table(want);
+            } catch (const schema_change_error& e) {
+                BOOST_TEST_MESSAGE(dataset.filename().string() << ": skipped (" << e.what() << ")");
+                ++skipped;
+                continue;
+            }
+            // What the sstables hold, read directly with the table's schema.
+            mutation_model model;
+            for (auto& c : ssts) {
+                auto sst = co_await sstables::open_sstable(c.desc);
+                auto r = sstables::make_sstable_full_scan_reader(sst, s);
+                std::exception_ptr err;
+                try {
+                    auto frags = co_await read_validated(r, false);
+                    for (auto& m : canonical_mutations(s, frags, false)) {
+                        apply_to_model(model, m);
+                    }
+                } catch (...) {
+                    err = std::current_exception();
+                }
+                co_await r.close();
+                co_await sst->readers().close();
+                co_await sst->close();
+                if (err) {
+                    std::rethrow_exception(err);
+                }
+            }
+            auto upload = d.table_directory(*s) + "/upload";
+            fs::create_directories(upload);
+            for (auto& c : ssts) {
+                auto prefix = fs::path(c.desc.filename(sstables::component_type::toc)).filename().string();
+                prefix = prefix.substr(0, prefix.size() - std::string_view("TOC.txt").size());
+                for (auto& f : fs::directory_iterator(dataset)) {
+                    if (f.path().filename().string().starts_with(prefix)) {
+                        fs::copy_file(f.path(), upload / f.path().filename());
+                    }
+                }
+            }
+            bool ours = co_await murmur3(ssts.front());
+            if (!ours) {
+                // Another partitioner's token order: refused, named, and left in upload/.
+                BOOST_REQUIRE_THROW(co_await d.load_new_sstables(s->keyspace(), s->table()), refresh_error);
+                BOOST_REQUIRE(!fs::is_empty(upload));
+                ++refused;
+                continue;
+            }
+            BOOST_TEST_CONTEXT(dataset.filename().string()) {
+                auto n = co_await d.load_new_sstables(s->keyspace(), s->table());
+                BOOST_REQUIRE_EQUAL(n, ssts.size());
+                co_await check_table_equals(d, s, model, dataset.filename().string() + " after refresh");
+            }
+            ++loaded;
+        }
+    };
+    co_await with_database(cfg, body);
+    BOOST_TEST_MESSAGE(loaded << " datasets refreshed, " << refused << " of other partitioners refused, " << skipped
+                              << " skipped");
+    BOOST_REQUIRE_GE(loaded, 20u);
 }

@@ -5,8 +5,7 @@
 
 #include "cql/cql_lexer.hh"
 #include "cql/cql_statement.hh"
-#include "schema/keyspace.hh"
-#include "schema/schema.hh"
+#include "db/schema_describe.hh"
 
 #include <memory>
 #include <string>
@@ -16,9 +15,6 @@ namespace reef::cql {
 // DESCRIBE / DESC, called at the statement's first keyword.
 std::unique_ptr<raw_statement> parse_describe_statement(cql_token_stream& ts);
 
-// The CREATE statements DESCRIBE returns (create_statement), as Cassandra 5.0's toCqlString writes them.
-std::string describe_keyspace(const keyspace_definition& ks);
-std::string describe_type(const user_type_impl& type);
-std::string describe_table(const schema& s);
+// The CREATE statements DESCRIBE returns (create_statement) are db/schema_describe.hh's.
 
 } // namespace reef::cql

@@ -1,5 +1,5 @@
-// database: start and stop, commitlog replay, the schema seam, snapshots, reads and writes; schema changes are in
-// database_schema_changes.cc.
+// database: start and stop, commitlog replay, the schema seam, reads and writes; schema changes are in
+// database_schema_changes.cc, snapshots in database_snapshots.cc, refresh in database_refresh.cc.
 #include "db/database.hh"
 
 #include "cache/tracker.hh"
@@ -614,118 +614,6 @@ future<> database::notify_schema_changed() {
     co_await apply_schema_mutations(std::move(ms));
 }
 
-// ---- snapshots ----
-
-future<> database::snapshot_table_local(table& t, const std::string& tag, std::vector<std::string>& linked) {
-    // The sstables' names (generations are unique across the data directories): each file is linked within its own
-    // directory, into that directory's snapshots/<tag>/.
-    std::vector<std::string> prefixes;
-    for (auto& d : t.sstable_descriptors()) {
-        auto toc = std::filesystem::path(d.filename(sstables::component_type::toc)).filename().string();
-        prefixes.push_back(toc.substr(0, toc.size() - std::string_view("TOC.txt").size()));
-    }
-    auto dirs = table_directories(*t.schema());
-    for (auto& dir : dirs) {
-        auto target = dir + "/snapshots/" + tag;
-        auto names = co_await run_blocking([&dir, &target, &prefixes] {
-            namespace fs = std::filesystem;
-            fs::create_directories(target);
-            std::vector<std::string> out;
-            for (auto& e : fs::directory_iterator(dir)) {
-                auto name = e.path().filename().string();
-                if (!e.is_regular_file()) {
-                    continue;
-                }
-                bool ours = std::any_of(prefixes.begin(), prefixes.end(), [&](auto& p) { return name.starts_with(p); });
-                // Not a partial write's TOC.txt.tmp (a flush does not run during the snapshot, this is for safety).
-                if (ours && !name.ends_with(".tmp")) {
-                    fs::create_hard_link(e.path(), fs::path(target) / name);
-                    out.push_back(name);
-                }
-            }
-            return out;
-        });
-        linked.insert(linked.end(), names.begin(), names.end());
-    }
-}
-
-future<> database::write_snapshot_metadata(schema_ptr s, std::string tag, std::vector<std::string> files) {
-    // In each data directory, manifest.json lists the files there (all shards' links: read back from the
-    // directory) and schema.cql the table, as Cassandra writes them, so the snapshot can be restored by hand.
-    auto cql = s->to_cql();
-    auto dirs = table_directories(*s);
-    for (auto& dir : dirs) {
-        auto target = dir + "/snapshots/" + tag;
-        co_await run_blocking([&target, &cql, &files] {
-            namespace fs = std::filesystem;
-            fs::create_directories(target);
-            files.clear();
-            for (auto& e : fs::directory_iterator(target)) {
-                auto name = e.path().filename().string();
-                if (name != "manifest.json" && name != "schema.cql") {
-                    files.push_back(name);
-                }
-            }
-            std::sort(files.begin(), files.end());
-            std::ofstream manifest(target + "/manifest.json");
-            manifest << "{\n  \"files\" : [";
-            for (size_t i = 0; i < files.size(); ++i) {
-                manifest << (i ? ", " : " ") << "\"" << files[i] << "\"";
-            }
-            manifest << (files.empty() ? "]\n}\n" : " ]\n}\n");
-            std::ofstream schema_file(target + "/schema.cql");
-            schema_file << cql << "\n";
-            if (!manifest.flush() || !schema_file.flush()) {
-                throw std::runtime_error(target + ": cannot write the snapshot's manifest.json or schema.cql");
-            }
-        });
-    }
-}
-
-future<> database::snapshot_tables(std::string tag, std::vector<table_id> ids) {
-    auto link = [tag, ids](database& db) -> future<> {
-        for (auto& id : ids) {
-            auto it = db._tables.find(id);
-            if (it == db._tables.end()) {
-                continue;
-            }
-            auto t = it->second->t;
-            co_await t->flush();
-            std::vector<std::string> linked;
-            co_await db.snapshot_table_local(*t, tag, linked);
-        }
-    };
-    co_await _container->invoke_on_all(link);
-    for (auto& id : ids) {
-        if (auto it = _tables.find(id); it != _tables.end()) {
-            co_await write_snapshot_metadata(it->second->t->schema(), tag, std::vector<std::string>());
-        }
-    }
-}
-
-future<> database::snapshot(std::string tag, std::vector<std::string> keyspaces) {
-    if (tag.empty() || tag.find('/') != std::string::npos || tag == "." || tag == "..") {
-        throw std::invalid_argument("snapshot: bad tag '" + tag + "'");
-    }
-    if (keyspaces.empty()) {
-        for (auto& [name, ks] : _keyspaces) {
-            if (!schema_tables::is_system_keyspace(name)) {
-                keyspaces.push_back(name);
-            }
-        }
-    }
-    std::vector<table_id> ids;
-    for (auto& ks : keyspaces) {
-        if (!_keyspaces.contains(ks)) {
-            throw std::invalid_argument("snapshot: keyspace " + ks + " does not exist");
-        }
-        for (auto& s : tables_of(ks)) {
-            ids.push_back(s->id());
-        }
-    }
-    co_await snapshot_tables(std::move(tag), std::move(ids));
-}
-
 // ---- reads, writes, flushes ----
 
 database::table_entry& database::entry_for_write(const table_id& id) {
@@ -954,6 +842,21 @@ future<> database::flush(std::string keyspace, std::string table) {
     auto one = [id](database& db) -> future<> {
         if (auto* t = db.find_table(id)) {
             co_await t->flush();
+        }
+    };
+    co_await _container->invoke_on_all(one);
+}
+
+future<> database::compact(std::string keyspace, std::string table) {
+    auto s = find_schema(keyspace, table);
+    if (!s) {
+        throw no_such_table("no table " + qualified(keyspace, table));
+    }
+    auto id = s->id();
+    // The one place major compaction is called from outside the table.
+    auto one = [id](database& db) -> future<> {
+        if (auto t = db.find_table_shared(id)) {
+            co_await t->compact_all(deletion_time_type(now_millis() / 1000));
         }
     };
     co_await _container->invoke_on_all(one);

@@ -93,6 +93,23 @@ struct database_config {
         write_sstable;
 };
 
+// One table's snapshot on disk, its files' sizes summed over the data directories.
+struct snapshot_details {
+    std::string tag;
+    std::string keyspace;
+    std::string table;
+    // Every file of the snapshot (manifest.json and schema.cql too).
+    uint64_t total_bytes = 0;
+    // The files that are not also one of the table's live sstable files: what clearing the snapshot frees.
+    uint64_t live_bytes = 0;
+};
+
+// An sstable in upload/ that a refresh cannot load; what() names its file.
+class refresh_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // A schema change refused: the keyspace, table or type exists already, or does not exist, or the change is invalid.
 class schema_change_error : public std::runtime_error {
 public:
@@ -188,9 +205,26 @@ public:
     // Writes the memtables of a table (of every table) to sstables on every shard.
     future<> flush(std::string keyspace, std::string table);
     future<> flush_all();
-    // Hard-links the sstables of every table of `keyspaces` (all user keyspaces when empty) into
-    // <table dir>/snapshots/<tag>/ on every shard, after a flush; writes manifest.json and schema.cql there.
-    future<> snapshot(std::string tag, std::vector<std::string> keyspaces = {});
+    // Hard-links the sstables of every table of `keyspaces` (all user keyspaces when empty; `tables`: only these
+    // tables of the one keyspace given) into <table dir>/snapshots/<tag>/ on every shard, after a flush unless
+    // skip_flush; writes manifest.json and schema.cql there as Cassandra 5.0 does. Throws std::invalid_argument for
+    // a bad tag, an unknown keyspace or table, or a tag a table's snapshots already have.
+    future<> snapshot(std::string tag, std::vector<std::string> keyspaces = {}, std::vector<std::string> tables = {},
+                      bool skip_flush = false);
+    // The snapshots on disk in every data directory (of dropped tables too), per tag and table, by tag, keyspace
+    // and table name.
+    future<std::vector<snapshot_details>> list_snapshots() const;
+    // Removes the snapshots named `tag` (every snapshot when empty) of the tables of `keyspaces` (every keyspace
+    // directory when empty; `table`: only that table's), in every data directory.
+    future<> clear_snapshot(std::string tag, std::vector<std::string> keyspaces = {}, std::string table = {});
+    // Major compaction of a table on every shard (every sstable of each shard's set becomes one).
+    future<> compact(std::string keyspace, std::string table);
+    // Refresh (nodetool refresh): loads the sstables a user placed in the table's upload/ directories (any version
+    // Reef reads, another host's or Cassandra's). Each is validated first (opened, its keys and columns checked
+    // against the table, read whole): a bad one throws refresh_error naming its file, and nothing changes. Then each
+    // shard rewrites the partitions it owns into new sstables of its own generations, all shards' are added to the
+    // sets together, and the uploaded files are removed. Returns the number of sstables loaded.
+    future<size_t> load_new_sstables(std::string keyspace, std::string table);
 
     // This shard's view (the same on every shard once a change completed).
     const keyspace_definition* find_keyspace(std::string_view name) const;
@@ -212,6 +246,8 @@ public:
     // The table's directory in data_directory; table_directories: in every data directory, that one first.
     std::string table_directory(const schema& s) const;
     std::vector<std::string> table_directories(const schema& s) const;
+    // data_directory, then more_data_directories.
+    std::vector<std::string> data_directories() const;
     const utils::uuid_bytes& host_id() const noexcept { return _host_id; }
     const database_config& config() const noexcept { return _cfg; }
 
@@ -234,7 +270,8 @@ private:
     future<> finish_truncate_local(table_id id, commitlog::replay_position position, bool abort);
     future<> snapshot_table_local(table& t, const std::string& tag, std::vector<std::string>& linked);
     future<> write_snapshot_metadata(schema_ptr s, std::string tag, std::vector<std::string> files);
-    future<> snapshot_tables(std::string tag, std::vector<table_id> ids);
+    future<> snapshot_tables(std::string tag, std::vector<table_id> ids, bool skip_flush);
+    future<size_t> load_new_sstables_on_shard0(schema_ptr s);
     std::shared_ptr<table> make_table(schema_ptr s);
     future<> start_system_tables_local();
 
@@ -273,6 +310,8 @@ private:
     std::map<table_id, std::unique_ptr<table_entry>> _tables;
     std::map<std::pair<std::string, std::string>, table_id> _by_name;
     semaphore _schema_sem{1};
+    // One refresh at a time (shard 0).
+    semaphore _refresh_sem{1};
     int64_t _last_schema_ts = 0;
     utils::uuid_bytes _host_id{};
     std::vector<std::string> _tokens;

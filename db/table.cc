@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 namespace reef {
 
@@ -329,6 +330,13 @@ void table::seal_active() {
     }
 }
 
+namespace {
+
+// A `now` before every expiry and deletion time: a compacting reader at it drops only shadowed data.
+constexpr deletion_time_type no_expiry_now = std::numeric_limits<deletion_time_type>::min();
+
+} // namespace
+
 sstables::descriptor table::next_descriptor() {
     // The least generation above the last that is ours: n * shard_count + shard.
     uint64_t n = _last_generation / _cfg.shard_count;
@@ -359,7 +367,10 @@ future<> table::flush_sealed() {
             opts.commitlog_intervals.emplace_back(to_commitlog_position(*mt->min_replay_position()),
                                                   to_commitlog_position(*mt->max_replay_position()));
         }
-        auto r = make_memtable_reader(mt, _schema, read_options{});
+        // Without the data its own tombstones shadow (nothing is purged or expired): Cassandra's range reads of one
+        // sstable trust a partition to hold none, as its memtables drop it (a streamed snapshot showed deleted rows).
+        auto r = make_compacting_reader(make_memtable_reader(mt, _schema, read_options{}), no_expiry_now,
+                                        compaction_mode::compaction, no_expiry_now, write_time::missing_timestamp);
         try {
             co_await with_closeable(std::move(r), [this, &d, &opts](mutation_reader& r) {
                 return _cfg.write_sstable(r, _schema, d, opts);

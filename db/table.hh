@@ -155,6 +155,16 @@ public:
     // With a commitlog, also no more than min_unflushed_timestamp() (the purge guard), whatever the key.
     future<> compact_all(deletion_time_type now);
 
+    // Refresh (database::load_new_sstables): each of `sources` (sstables of this table's keys, possibly of another
+    // version of its columns, another host's or Cassandra's) read whole and rewritten into new sstables of this
+    // table's generations holding only the partitions `owned` accepts. They are staged: not read until
+    // commit_staged() adds them all to the set at once (the row cache starts over); abort_staged() deletes them.
+    future<> stage_import(std::vector<sstables::descriptor> sources,
+                          std::function<bool(const dht::decorated_key&)> owned);
+    // The number of sstables added.
+    size_t commit_staged();
+    future<> abort_staged();
+
     // Observers (tests, metrics).
     size_t sealed_memtable_count() const noexcept { return _sealed.size(); }
     size_t sstable_count() const noexcept { return _sstables.size(); }
@@ -201,6 +211,7 @@ private:
     std::vector<sstables::shared_sstable> _sstables;
     std::unique_ptr<row_cache> _cache;
     uint64_t _last_generation = 0;
+    std::vector<sstables::shared_sstable> _staged;
     semaphore _flush_sem{1};
     semaphore _compaction_sem{1};
     gate _background;

@@ -1,6 +1,7 @@
-// storage_service's node and ring endpoints (what nodetool info, status, describering and getendpoints call), and
-// modules gossiper and snitch. One Reef node owns the whole ring: its address (system.local's listen_address), its
-// tokens as system.local keeps them, every range's one replica; no gossip runs, and no node joins, leaves or moves.
+// storage_service's node and ring endpoints (what nodetool info, status, describecluster, describering and
+// getendpoints call), and modules gossiper, snitch and storage_proxy (schema versions). One Reef node owns the whole
+// ring: its address (system.local's listen_address), its tokens as system.local keeps them, every range's one
+// replica; no gossip runs, and no node joins, leaves or moves.
 #include "api/api_util.hh"
 #include "api/table_metrics.hh"
 #include "api/table_modules.hh"
@@ -167,6 +168,8 @@ void register_storage_service_node(route_table& t, api_context& ctx) {
     add_local(t, ctx, "/storage_service/schema_version", {"The schema's version (system.local)", "get_schema_version",
                                                           "string"},
               [](auto& info, auto&) { return json_string(utils::to_string(info.schema_version)); });
+    add_fixed(t, "/storage_service/partitioner_name", {"The partitioner's class", "get_partitioner_name", "string"},
+              json_string("org.apache.cassandra.dht.Murmur3Partitioner"));
     add_local(t, ctx, "/storage_service/cluster_name", {"The cluster's name", "get_cluster_name", "string"},
               [](auto& info, auto&) { return json_string(info.cluster_name); });
     add_fixed(t, "/storage_service/metrics/exceptions",
@@ -182,7 +185,14 @@ void register_node_info(route_table& t, api_context& ctx) {
     ensure_module(t, "storage_service", "The storage service API");
     ensure_module(t, "gossiper", "The gossiper API");
     ensure_module(t, "snitch", "The endpoint snitch info API");
+    ensure_module(t, "storage_proxy", "The storage proxy API");
     register_storage_service_node(t, ctx);
+    // Each schema version and the nodes that have it: one node, one version (nodetool describecluster).
+    add_local(t, ctx, "/storage_proxy/schema_versions", {"Each schema version's nodes", "get_schema_versions", "array"},
+              [](auto& info, auto&) {
+                  return json_key_values({{utils::to_string(info.schema_version),
+                                           json_string_array({info.listen_address})}});
+              });
     add_local(t, ctx, "/gossiper/endpoint/live", {"The live nodes: this one", "get_live_endpoint", "array"},
               [](auto& info, auto&) { return json_string_array({info.listen_address}); });
     add_fixed(t, "/gossiper/endpoint/down", {"The nodes down: none", "get_down_endpoint", "array"}, "[]");

@@ -324,6 +324,10 @@ REEF_TEST_CASE(node_endpoints_describe_one_node_owning_the_ring) {
         co_await db.local().create_table(int_table_schema());
         auto v2 = (co_await get_ok(t, "/storage_service/schema_version")).json.text;
         BOOST_CHECK_NE(v1, v2);
+        BOOST_CHECK_EQUAL((co_await get_ok(t, "/storage_proxy/schema_versions")).body,
+                          "[{\"key\":\"" + v2 + "\",\"value\":[\"127.0.0.1\"]}]");
+        BOOST_CHECK_EQUAL((co_await get_ok(t, "/storage_service/partitioner_name")).body,
+                          "\"org.apache.cassandra.dht.Murmur3Partitioner\"");
 
         BOOST_CHECK_EQUAL((co_await get_ok(t, "/storage_service/ownership/ks")).body,
                           "[{\"key\":\"127.0.0.1\",\"value\":\"1\"}]");

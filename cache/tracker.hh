@@ -36,7 +36,8 @@ struct row_cache_stats {
     uint64_t misses = 0;         // partitions or partition ranges a read had to ask the sstables for
     uint64_t populations = 0;    // partitions (or absences) the sstables' answer was put into the cache for
     uint64_t evictions = 0;      // entries given back (budget, drop_caches)
-    uint64_t invalidations = 0;  // entries dropped because the sstables changed under them (flush, compaction)
+    uint64_t invalidations = 0;  // entries dropped by clear()
+    uint64_t merges = 0;         // flushed partitions merged into the cache (ScyllaDB's partition_merges)
     uint64_t partitions = 0;     // entries held now
 };
 

@@ -198,17 +198,36 @@ void row_cache::mark_continuous_before(entries_type::iterator it, const std::opt
     }
 }
 
-void row_cache::invalidate(const memtable& flushed) {
+void row_cache::update(const memtable& flushed) {
     ++_phase;
     for (auto& [k, p] : flushed.partitions()) {
         auto it = _entries.lower_bound(k);
-        if (it != _entries.end() && it->first == k) {
-            ++_stats.invalidations;
-            ++_tracker.row_stats().invalidations;
-            erase(it);
-        } else {
-            break_continuity_before(it);
+        bool held = it != _entries.end() && it->first == k;
+        if (!held && !continuous_before(it)) {
+            continue;  // the cache says nothing about k: it still does not
         }
+        mutation m(_schema, k);
+        m.partition().apply(*_schema, p);
+        if (!held) {
+            // Inside a continuous range the sstables held nothing for k: now exactly the memtable's partition.
+            auto e = std::make_unique<entry>(*this, k);
+            e->continuous_before = true;
+            it = _entries.emplace_hint(it, k, std::move(e));
+            ++_stats.partitions;
+            ++_tracker.row_stats().partitions;
+        }
+        auto& e = *it->second;
+        if (!e.data) {
+            // An absence (or the new entry): the partition is the memtable's, whole.
+            e.data = std::make_shared<memtable>(_schema);
+            e.continuity.add(_cmp, clustering_ranges{position_range::full()});
+        }
+        e.data->apply(m);
+        ++_stats.merges;
+        ++_tracker.row_stats().merges;
+        recharge(e);
+        // Most recently used (it was just written); may evict anything, this entry included.
+        _tracker.lru().link(e);
     }
 }
 

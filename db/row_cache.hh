@@ -49,10 +49,10 @@ class row_cache_reader;
 //
 // A read takes what it can from the cache and asks the underlying for the rest, then puts that in the cache
 // ("populates") and serves it from there. A partition is populated with what its own tombstones delete dropped
-// (mutation_partition::drop_shadowed): no read's result changes, and rows under a range deletion cost nothing. Whenever the sstable set changes (a flush adds what a memtable held,
-// compaction rewrites sstables) the owner calls invalidate() or clear() in the same step, which drops what became
-// stale and starts a new population phase: a read whose underlying reader was made in an older phase still serves
-// what it read (the table's memtables fill in the rest) but puts none of it into the cache.
+// (mutation_partition::drop_shadowed): no read's result changes, and rows under a range deletion cost nothing. When a flush adds what a memtable held to the sstables, the
+// owner calls update() in the same step, which merges it into the cache and starts a new population phase: a read
+// whose underlying reader was made in an older phase still serves what it read (the table's memtables fill in the
+// rest) but puts none of it into the cache. A compaction changes no data: the cache stays as it is.
 //
 // Entries are charged to the tracker's LRU (their memtable's occupancy) and evicted whole, least recently used
 // first; eviction breaks partition continuity around the entry. A reader keeps reading a partition that was
@@ -84,10 +84,15 @@ public:
     std::shared_ptr<memtable> fill(const dht::decorated_key& k, const mutation* m, const clustering_ranges& forward_slice,
                                    uint64_t phase);
 
-    // The sstables now also hold what `flushed` held: its partitions leave the cache and partition continuity is
-    // broken at each of its keys. Starts a new population phase.
-    void invalidate(const memtable& flushed);
-    // Everything leaves the cache (compaction rewrote the sstables). Starts a new population phase.
+    // The sstables now also hold what `flushed` held (ScyllaDB's cache update): each of its partitions is merged
+    // into the cache's entry for its key (an absence becomes the partition, wholly continuous), or, where the cache
+    // knows the ring around the key (partition continuity), becomes an entry of its own, wholly continuous; keys
+    // elsewhere stay out of the cache, as the continuity there already says nothing. Continuity stays true. One step,
+    // no suspension; readers of an entry's memtable see the merge as they see writes to a memtable (at least what
+    // was there when they started). Starts a new population phase: what a read took from the sstables before the
+    // flush is not put into the cache. May evict.
+    void update(const memtable& flushed);
+    // Everything leaves the cache. Starts a new population phase.
     void clear();
 
     uint64_t phase() const noexcept { return _phase; }

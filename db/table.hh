@@ -151,6 +151,12 @@ public:
     // With a commitlog, also no more than min_unflushed_timestamp() (the purge guard), whatever the key.
     future<> compact_all(deletion_time_type now);
 
+    // The swap point of every compaction: `added` (what compaction wrote from `removed`, the same data less what
+    // it purged) replaces `removed` in the set, in one step with no suspension. The row cache stays as it is (the
+    // data did not change); readers open on `removed` keep reading them (each holds its sstable and its gate).
+    void replace_sstables(const std::vector<sstables::shared_sstable>& removed,
+                          std::vector<sstables::shared_sstable> added);
+
     // Observers (tests, metrics).
     size_t sealed_memtable_count() const noexcept { return _sealed.size(); }
     size_t sstable_count() const noexcept { return _sstables.size(); }

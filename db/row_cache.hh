@@ -27,6 +27,8 @@ public:
     void add(const position_in_partition_comparator& cmp, const clustering_ranges& ranges);
     // Whether every range of `ranges` (forward) lies inside one range of the set (empty ones always do).
     bool contains(const position_in_partition_comparator& cmp, const clustering_ranges& ranges) const;
+    // Removes everything at or after `p` (rows from p on were evicted).
+    void trim_from(const position_in_partition_comparator& cmp, const position_in_partition& p);
     const clustering_ranges& ranges() const noexcept { return _ranges; }
 
 private:
@@ -54,11 +56,20 @@ class row_cache_reader;
 // whose underlying reader was made in an older phase still serves what it read (the table's memtables fill in the
 // rest) but puts none of it into the cache. A compaction changes no data: the cache stays as it is.
 //
-// Entries are charged to the tracker's LRU (their memtable's occupancy) and evicted whole, least recently used
-// first; eviction breaks partition continuity around the entry. A reader keeps reading a partition that was
-// evicted or invalidated under it (it shares the memtable). Readers must be closed before the cache is destroyed.
+// Entries are charged to the tracker's LRU (their memtable's occupancy), least recently used first. The coldest
+// entry gives back its rows a chunk at a time, from the partition's end (that part of its clustering continuity
+// goes with them), and goes back to the cold end, until it is down to one row: then it is evicted whole, which
+// breaks partition continuity around it. Rows are only removed from a memtable no reader holds: a partition being
+// read is evicted whole instead (the reader keeps its memtable). A population that would make one partition more
+// than 1/max_partition_share of the budget is served but not cached, so that one huge partition cannot empty the
+// cache. Readers must be closed before the cache is destroyed.
 class row_cache {
 public:
+    // A partition may take at most budget / max_partition_share through a population.
+    static constexpr size_t max_partition_share = 4;
+    // The most rows one eviction step takes from a partition.
+    static constexpr size_t max_eviction_chunk = 256;
+
     row_cache(schema_ptr s, row_cache_underlying underlying, cache::cache_tracker& tracker);
     row_cache(const row_cache&) = delete;
     ~row_cache();
@@ -138,6 +149,15 @@ private:
     void mark_continuous_before(entries_type::iterator it, const std::optional<dht::decorated_key>& after,
                                 bool from_ring_start) noexcept;
     void recharge(entry& e) noexcept;
+    // Rows held by the entry.
+    static size_t rows_of(const entry& e) noexcept;
+    // Counts `after - before` rows inserted (after >= before).
+    void count_row_insertions(size_t before, size_t after) noexcept;
+    // Whether adding m to key's partition keeps it within budget / max_partition_share. Measures m in a
+    // memtable of its own (left in `alone`) only when the bound memtable::apply_bound gives does not fit.
+    bool fits(const dht::decorated_key& key, const mutation& m, std::shared_ptr<memtable>& alone) const;
+    // Gives back a chunk of e's rows (see the class comment); false when e must go whole.
+    bool evict_rows(entry& e) noexcept;
     void touch(entry& e) noexcept { _tracker.lru().touch(e); }
 
     void count_hit() noexcept { ++_stats.hits; ++_tracker.row_stats().hits; }

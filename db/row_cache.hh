@@ -54,7 +54,8 @@ class row_cache_reader;
 // (mutation_partition::drop_shadowed): no read's result changes, and rows under a range deletion cost nothing. When a flush adds what a memtable held to the sstables, the
 // owner calls update() in the same step, which merges it into the cache and starts a new population phase: a read
 // whose underlying reader was made in an older phase still serves what it read (the table's memtables fill in the
-// rest) but puts none of it into the cache. A compaction changes no data: the cache stays as it is.
+// rest) but puts none of it into the cache. A compaction changes no data: the cache stays as it is (the owner clears it after one that may have purged
+// tombstones or expired cells the cache may still hold).
 //
 // Entries are charged to the tracker's LRU (their memtable's occupancy), least recently used first. The coldest
 // entry gives back its rows a chunk at a time, from the partition's end (that part of its clustering continuity

@@ -548,7 +548,7 @@ future<> table::compact_all(deletion_time_type now) {
     if (out) {
         added.push_back(std::move(out));
     }
-    replace_sstables(compacting, std::move(added));
+    replace_sstables(compacting, std::move(added), may_purge(compacting, gc_before));
     if (!written.partitions) {
         co_await sstables::delete_sstable_files(d);
     }
@@ -559,10 +559,28 @@ future<> table::compact_all(deletion_time_type now) {
     }
 }
 
+bool table::may_purge(const std::vector<sstables::shared_sstable>& ssts, deletion_time_type gc_before) {
+    for (auto& sst : ssts) {
+        auto& st = sst->statistics().stats;
+        if (!st) {
+            return true;
+        }
+        int64_t min_ldt = st->uint_deletion_time ? int64_t(uint32_t(st->min_local_deletion_time))
+                                                 : int64_t(st->min_local_deletion_time);
+        if (min_ldt < int64_t(gc_before)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void table::replace_sstables(const std::vector<sstables::shared_sstable>& removed,
-                             std::vector<sstables::shared_sstable> added) {
-    // The row cache is left alone: it holds what the set holds, and the set's data is the same. A read that made
-    // its sstable reader before this populates from `removed`, which give the same answer.
+                             std::vector<sstables::shared_sstable> added, bool may_have_purged) {
+    // Otherwise the row cache is left alone: it holds what the set holds, and the set's data is the same. A read
+    // that made its sstable reader before this populates from `removed`, which give the same answer.
+    if (may_have_purged && _cache) {
+        _cache->clear();
+    }
     std::erase_if(_sstables, [&](auto& s) { return std::find(removed.begin(), removed.end(), s) != removed.end(); });
     for (auto& s : added) {
         _sstables.push_back(std::move(s));

@@ -1,6 +1,8 @@
 // The row cache, through the table that owns it: random writes, flushes, compactions and reads (ranges, slices,
 // forward and reversed, forwarding windows, next_partition, bypass) against the model, with cache budgets from
-// nothing to plenty and reads kept open across flushes; and hits that are hits: a repeated read does no I/O.
+// nothing to plenty and reads kept open across flushes and compactions; hits that are hits: a repeated read does no
+// I/O, and flushes and compactions keep the cache; row eviction mid-partition; one huge partition; reads open across
+// a flush and a compaction's swap.
 #include "cache/tracker.hh"
 #include "db/table.hh"
 #include "mutation/mutation.hh"

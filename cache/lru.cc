@@ -40,6 +40,25 @@ void lru::discharge(lru_item& item) noexcept {
     --_charged_count;
 }
 
+void lru::release(lru_item& item, size_t bytes) noexcept {
+    assert(item._lru == this);
+    bytes = bytes < item._charged ? bytes : item._charged;
+    item._charged -= bytes;
+    _used -= bytes;
+}
+
+void lru::link_coldest(lru_item& item) noexcept {
+    if (item._linked) {
+        unlink(item);
+    }
+    item._prev = &_head;
+    item._next = _head._next;
+    _head._next->_prev = &item;
+    _head._next = &item;
+    item._linked = true;
+    ++_linked_count;
+}
+
 void lru::link(lru_item& item) noexcept {
     if (item._linked) {
         touch(item);

@@ -28,7 +28,10 @@ public:
 protected:
     friend class lru;
     // Called by the lru after it unlinked the item to get its memory back:
-    // the item must release its charge now (usually by destroying itself).
+    // the item must release its charge now (usually by destroying itself),
+    // or, an item that gives back only a part of its memory at a time (a
+    // row cache partition, its rows a chunk at a time), release that part
+    // (lru::release) and go back to the coldest place (lru::link_coldest).
     // Must not throw, and must not touch other items of the lru.
     virtual void on_evict() noexcept = 0;
 
@@ -62,10 +65,15 @@ public:
     void charge(lru_item& item, size_t bytes) noexcept;
     // Gives back the whole charge of item (which must not be linked).
     void discharge(lru_item& item) noexcept;
+    // Gives back `bytes` of item's charge (at most what it holds); it stays charged.
+    void release(lru_item& item, size_t bytes) noexcept;
 
     // Makes item evictable as the most recently used, then evicts down to
     // the budget (which may evict item itself if everything else is gone).
     void link(lru_item& item) noexcept;
+    // Makes item evictable as the least recently used, without evicting (the
+    // running eviction, if any, takes it next while over the budget).
+    void link_coldest(lru_item& item) noexcept;
     // Pins item: takes it off the list (no-op if not linked).
     void unlink(lru_item& item) noexcept;
     // Moves a linked item to the most recently used end.

@@ -30,14 +30,20 @@ struct index_cache_stats {
     uint64_t populations = 0;
 };
 
-// The row cache (db/row_cache.hh): partitions read, by where they came from, and its entries' lives.
+// The row cache (db/row_cache.hh): partitions read, by where they came from, and its entries' and rows' lives.
 struct row_cache_stats {
     uint64_t hits = 0;           // partitions (or known absences) a read took from the cache alone
     uint64_t misses = 0;         // partitions or partition ranges a read had to ask the sstables for
     uint64_t populations = 0;    // partitions (or absences) the sstables' answer was put into the cache for
-    uint64_t evictions = 0;      // entries given back (budget, drop_caches)
-    uint64_t invalidations = 0;  // entries dropped because the sstables changed under them (flush, compaction)
+    uint64_t evictions = 0;      // entries given back whole (budget, drop_caches)
+    uint64_t invalidations = 0;  // entries dropped by clear()
+    uint64_t merges = 0;         // flushed partitions merged into the cache (ScyllaDB's partition_merges)
+    uint64_t partition_insertions = 0;  // entries made (population, flush)
+    uint64_t row_insertions = 0;        // rows added (population, flush)
+    uint64_t row_evictions = 0;         // rows given back (a chunk of a partition, or with its entry)
+    uint64_t row_removals = 0;          // rows dropped by clear()
     uint64_t partitions = 0;     // entries held now
+    uint64_t rows = 0;           // rows held now
 };
 
 // The default budget of a shard's caches until configuration sets one.

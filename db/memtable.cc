@@ -195,6 +195,26 @@ void memtable::apply(const mutation& m) {
     account_growth();
 }
 
+std::optional<clustering_key_prefix> memtable::erase_last_rows(const dht::decorated_key& k, size_t n) noexcept {
+    namespace ma = memory_accounting;
+    auto it = _partitions.find(k);
+    if (it == _partitions.end() || n == 0 || it->second.rows().empty()) {
+        return std::nullopt;
+    }
+    auto& p = it->second;
+    auto& rows = p.rows();
+    auto first = rows.end();
+    for (size_t i = 0; i < n && first != rows.begin(); ++i) {
+        --first;
+        _occupancy -= ma::row_entry(first->first, first->second);
+    }
+    std::optional<clustering_key_prefix> out(first->first);
+    p.erase_rows(first, rows.end());
+    ++_generation;
+    account_growth();
+    return out;
+}
+
 size_t memtable::compute_occupancy() const {
     namespace ma = memory_accounting;
     size_t n = 0;

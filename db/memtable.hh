@@ -74,6 +74,11 @@ public:
     // The same figure recomputed from the contents (tests check that
     // apply() keeps occupancy() equal to it).
     size_t compute_occupancy() const;
+    // The row cache's row eviction: removes the last `n` rows (clustering order) of k's partition and returns the
+    // key of the first one removed (none when there was no row or no partition). Only while no reader holds the
+    // memtable: readers keep row iterators across applies, and rows are otherwise never removed.
+    std::optional<clustering_key_prefix> erase_last_rows(const dht::decorated_key& k, size_t n) noexcept;
+
     // At most what apply(m) may add to occupancy() (a write reserves it before it is admitted): m's own
     // occupancy in an empty memtable, plus, for each of its rows, a row's cell vector at the most it can grow to
     // (twice the columns of its kind), and room for its range tombstones to split entries and grow the list's

@@ -42,6 +42,17 @@ bool clustering_continuity::contains(const position_in_partition_comparator& cmp
     return true;
 }
 
+void clustering_continuity::trim_from(const position_in_partition_comparator& cmp, const position_in_partition& p) {
+    // The first range that ends after p.
+    auto it = std::partition_point(_ranges.begin(), _ranges.end(),
+                                   [&](const position_range& x) { return cmp(x.end, p) <= 0; });
+    if (it != _ranges.end() && cmp(it->start, p) < 0) {
+        it->end = p;
+        ++it;
+    }
+    _ranges.erase(it, _ranges.end());
+}
+
 namespace {
 
 // What an entry costs besides its memtable's occupancy: the entry, its map node and its key (as the memtable
@@ -57,12 +68,67 @@ row_cache::row_cache(schema_ptr s, row_cache_underlying underlying, cache::cache
 
 row_cache::~row_cache() {
     _tracker.row_stats().partitions -= _entries.size();
+    _tracker.row_stats().rows -= _stats.rows;
     // Entries leave the LRU as they are destroyed (lru_item's destructor).
     _entries.clear();
 }
 
+size_t row_cache::rows_of(const entry& e) noexcept {
+    return e.data && !e.data->empty() ? e.data->partitions().begin()->second.rows().size() : 0;
+}
+
+void row_cache::count_row_insertions(size_t before, size_t after) noexcept {
+    _stats.row_insertions += after - before;
+    _tracker.row_stats().row_insertions += after - before;
+    _stats.rows += after - before;
+    _tracker.row_stats().rows += after - before;
+}
+
+bool row_cache::fits(const dht::decorated_key& key, const mutation& m, std::shared_ptr<memtable>& alone) const {
+    size_t cap = _tracker.lru().budget() / max_partition_share;
+    auto it = _entries.find(key);
+    size_t have = it != _entries.end() ? it->second->charged() : entry_overhead(key);
+    if (have > cap) {
+        return false;
+    }
+    if (memtable::apply_bound(*_schema, m) <= cap - have) {
+        return true;
+    }
+    // The bound is loose (cell vectors at their largest): measure.
+    alone = std::make_shared<memtable>(_schema);
+    alone->apply(m);
+    return alone->occupancy() <= cap - have;
+}
+
+bool row_cache::evict_rows(entry& e) noexcept {
+    size_t rows = rows_of(e);
+    // Only the cache holds the memtable: no reader's row iterator can point into it.
+    if (rows < 2 || e.data.use_count() != 1) {
+        return false;
+    }
+    size_t n = std::clamp<size_t>(rows / 4, 1, max_eviction_chunk);
+    auto first = e.data->erase_last_rows(e.key, n);
+    e.continuity.trim_from(_cmp, position_in_partition::before_key(*first));
+    _stats.row_evictions += n;
+    _tracker.row_stats().row_evictions += n;
+    _stats.rows -= n;
+    _tracker.row_stats().rows -= n;
+    size_t want = entry_overhead(e.key) + e.data->occupancy();
+    if (e.charged() > want) {
+        _tracker.lru().release(e, e.charged() - want);
+    }
+    _tracker.lru().link_coldest(e);
+    return true;
+}
+
 void row_cache::entry::on_evict() noexcept {
     auto& c = cache;
+    if (c.evict_rows(*this)) {
+        return;
+    }
+    auto rows = rows_of(*this);
+    c._stats.row_evictions += rows;
+    c._tracker.row_stats().row_evictions += rows;
     ++c._stats.evictions;
     ++c._tracker.row_stats().evictions;
     // Destroys this entry: nothing of it is touched afterwards.
@@ -79,6 +145,9 @@ void row_cache::break_continuity_before(entries_type::iterator it) noexcept {
 
 void row_cache::erase(entries_type::iterator it) noexcept {
     break_continuity_before(std::next(it));
+    auto rows = rows_of(*it->second);
+    _stats.rows -= rows;
+    _tracker.row_stats().rows -= rows;
     --_stats.partitions;
     --_tracker.row_stats().partitions;
     // The entry's destructor unlinks it and gives its charge back.
@@ -101,6 +170,15 @@ void row_cache::recharge(entry& e) noexcept {
 std::shared_ptr<memtable> row_cache::populate(const dht::decorated_key& key, const mutation* m,
                                               const clustering_ranges& forward_slice,
                                               const std::optional<dht::decorated_key>& after, bool from_ring_start) {
+    std::shared_ptr<memtable> alone;
+    if (m && !fits(key, *m, alone)) {
+        // Too big to cache (see the class comment): served from a memtable of its own, the cache unchanged.
+        if (!alone) {
+            alone = std::make_shared<memtable>(_schema);
+            alone->apply(*m);
+        }
+        return alone;
+    }
     auto it = _entries.find(key);
     if (it == _entries.end()) {
         auto next = _entries.lower_bound(key);
@@ -110,13 +188,21 @@ std::shared_ptr<memtable> row_cache::populate(const dht::decorated_key& key, con
         it = _entries.emplace_hint(next, key, std::move(e));
         ++_stats.partitions;
         ++_tracker.row_stats().partitions;
+        ++_stats.partition_insertions;
+        ++_tracker.row_stats().partition_insertions;
     }
     auto& e = *it->second;
     if (m) {
-        if (!e.data) {
-            e.data = std::make_shared<memtable>(_schema);
+        auto rows = rows_of(e);
+        if (!e.data && alone) {
+            e.data = std::move(alone);  // measured: m alone already
+        } else {
+            if (!e.data) {
+                e.data = std::make_shared<memtable>(_schema);
+            }
+            e.data->apply(*m);
         }
-        e.data->apply(*m);
+        count_row_insertions(rows, rows_of(e));
         e.continuity.add(_cmp, forward_slice);
         // From now on the partition is read again and again, and changes only by populations: its row lookup
         // index is built now, while its rows are fresh in cache, when this population brought in at least half
@@ -198,22 +284,54 @@ void row_cache::mark_continuous_before(entries_type::iterator it, const std::opt
     }
 }
 
-void row_cache::invalidate(const memtable& flushed) {
+void row_cache::update(const memtable& flushed) {
     ++_phase;
     for (auto& [k, p] : flushed.partitions()) {
         auto it = _entries.lower_bound(k);
-        if (it != _entries.end() && it->first == k) {
-            ++_stats.invalidations;
-            ++_tracker.row_stats().invalidations;
-            erase(it);
-        } else {
-            break_continuity_before(it);
+        bool held = it != _entries.end() && it->first == k;
+        if (!held && !continuous_before(it)) {
+            continue;  // the cache says nothing about k: it still does not
         }
+        mutation m(_schema, k);
+        m.partition().apply(*_schema, p);
+        std::shared_ptr<memtable> alone;
+        if (!held && !fits(k, m, alone)) {
+            break_continuity_before(it);  // too big to cache: the ring there is no longer all in the cache
+            continue;
+        }
+        if (!held) {
+            // Inside a continuous range the sstables held nothing for k: now exactly the memtable's partition.
+            auto e = std::make_unique<entry>(*this, k);
+            e->continuous_before = true;
+            it = _entries.emplace_hint(it, k, std::move(e));
+            ++_stats.partitions;
+            ++_tracker.row_stats().partitions;
+            ++_stats.partition_insertions;
+            ++_tracker.row_stats().partition_insertions;
+        }
+        auto& e = *it->second;
+        if (!e.data) {
+            // An absence (or the new entry): the partition is the memtable's, whole.
+            e.data = std::make_shared<memtable>(_schema);
+            e.continuity.add(_cmp, clustering_ranges{position_range::full()});
+        }
+        auto rows = rows_of(e);
+        e.data->apply(m);
+        count_row_insertions(rows, rows_of(e));
+        ++_stats.merges;
+        ++_tracker.row_stats().merges;
+        recharge(e);
+        // Most recently used (it was just written); may evict anything, this entry included.
+        _tracker.lru().link(e);
     }
 }
 
 void row_cache::clear() {
     ++_phase;
+    _stats.row_removals += _stats.rows;
+    _tracker.row_stats().row_removals += _stats.rows;
+    _tracker.row_stats().rows -= _stats.rows;
+    _stats.rows = 0;
     _stats.invalidations += _entries.size();
     _tracker.row_stats().invalidations += _entries.size();
     _tracker.row_stats().partitions -= _entries.size();

@@ -27,6 +27,8 @@ public:
     void add(const position_in_partition_comparator& cmp, const clustering_ranges& ranges);
     // Whether every range of `ranges` (forward) lies inside one range of the set (empty ones always do).
     bool contains(const position_in_partition_comparator& cmp, const clustering_ranges& ranges) const;
+    // Removes everything at or after `p` (rows from p on were evicted).
+    void trim_from(const position_in_partition_comparator& cmp, const position_in_partition& p);
     const clustering_ranges& ranges() const noexcept { return _ranges; }
 
 private:
@@ -49,16 +51,26 @@ class row_cache_reader;
 //
 // A read takes what it can from the cache and asks the underlying for the rest, then puts that in the cache
 // ("populates") and serves it from there. A partition is populated with what its own tombstones delete dropped
-// (mutation_partition::drop_shadowed): no read's result changes, and rows under a range deletion cost nothing. Whenever the sstable set changes (a flush adds what a memtable held,
-// compaction rewrites sstables) the owner calls invalidate() or clear() in the same step, which drops what became
-// stale and starts a new population phase: a read whose underlying reader was made in an older phase still serves
-// what it read (the table's memtables fill in the rest) but puts none of it into the cache.
+// (mutation_partition::drop_shadowed): no read's result changes, and rows under a range deletion cost nothing. When a flush adds what a memtable held to the sstables, the
+// owner calls update() in the same step, which merges it into the cache and starts a new population phase: a read
+// whose underlying reader was made in an older phase still serves what it read (the table's memtables fill in the
+// rest) but puts none of it into the cache. A compaction changes no data: the cache stays as it is (the owner clears it after one that may have purged
+// tombstones or expired cells the cache may still hold).
 //
-// Entries are charged to the tracker's LRU (their memtable's occupancy) and evicted whole, least recently used
-// first; eviction breaks partition continuity around the entry. A reader keeps reading a partition that was
-// evicted or invalidated under it (it shares the memtable). Readers must be closed before the cache is destroyed.
+// Entries are charged to the tracker's LRU (their memtable's occupancy), least recently used first. The coldest
+// entry gives back its rows a chunk at a time, from the partition's end (that part of its clustering continuity
+// goes with them), and goes back to the cold end, until it is down to one row: then it is evicted whole, which
+// breaks partition continuity around it. Rows are only removed from a memtable no reader holds: a partition being
+// read is evicted whole instead (the reader keeps its memtable). A population that would make one partition more
+// than 1/max_partition_share of the budget is served but not cached, so that one huge partition cannot empty the
+// cache. Readers must be closed before the cache is destroyed.
 class row_cache {
 public:
+    // A partition may take at most budget / max_partition_share through a population.
+    static constexpr size_t max_partition_share = 4;
+    // The most rows one eviction step takes from a partition.
+    static constexpr size_t max_eviction_chunk = 256;
+
     row_cache(schema_ptr s, row_cache_underlying underlying, cache::cache_tracker& tracker);
     row_cache(const row_cache&) = delete;
     ~row_cache();
@@ -84,10 +96,15 @@ public:
     std::shared_ptr<memtable> fill(const dht::decorated_key& k, const mutation* m, const clustering_ranges& forward_slice,
                                    uint64_t phase);
 
-    // The sstables now also hold what `flushed` held: its partitions leave the cache and partition continuity is
-    // broken at each of its keys. Starts a new population phase.
-    void invalidate(const memtable& flushed);
-    // Everything leaves the cache (compaction rewrote the sstables). Starts a new population phase.
+    // The sstables now also hold what `flushed` held (ScyllaDB's cache update): each of its partitions is merged
+    // into the cache's entry for its key (an absence becomes the partition, wholly continuous), or, where the cache
+    // knows the ring around the key (partition continuity), becomes an entry of its own, wholly continuous; keys
+    // elsewhere stay out of the cache, as the continuity there already says nothing. Continuity stays true. One step,
+    // no suspension; readers of an entry's memtable see the merge as they see writes to a memtable (at least what
+    // was there when they started). Starts a new population phase: what a read took from the sstables before the
+    // flush is not put into the cache. May evict.
+    void update(const memtable& flushed);
+    // Everything leaves the cache. Starts a new population phase.
     void clear();
 
     uint64_t phase() const noexcept { return _phase; }
@@ -133,6 +150,15 @@ private:
     void mark_continuous_before(entries_type::iterator it, const std::optional<dht::decorated_key>& after,
                                 bool from_ring_start) noexcept;
     void recharge(entry& e) noexcept;
+    // Rows held by the entry.
+    static size_t rows_of(const entry& e) noexcept;
+    // Counts `after - before` rows inserted (after >= before).
+    void count_row_insertions(size_t before, size_t after) noexcept;
+    // Whether adding m to key's partition keeps it within budget / max_partition_share. Measures m in a
+    // memtable of its own (left in `alone`) only when the bound memtable::apply_bound gives does not fit.
+    bool fits(const dht::decorated_key& key, const mutation& m, std::shared_ptr<memtable>& alone) const;
+    // Gives back a chunk of e's rows (see the class comment); false when e must go whole.
+    bool evict_rows(entry& e) noexcept;
     void touch(entry& e) noexcept { _tracker.lru().touch(e); }
 
     void count_hit() noexcept { ++_stats.hits; ++_tracker.row_stats().hits; }

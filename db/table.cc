@@ -381,13 +381,13 @@ future<> table::flush_sealed() {
         }
         auto sst = co_await sstables::open_sstable(d);
         // One step, no suspension: the sstable joins the set as the memtable leaves, so no read misses it, and
-        // the row cache forgets what the memtable changed (and refuses populations read before this).
+        // the row cache takes in what the memtable held (and refuses populations read before this).
         _sstables.push_back(std::move(sst));
         _sealed.erase(std::find(_sealed.begin(), _sealed.end(), mt));
         // Its memory counts no more: readers still holding it end soon, and the writes waiting for it may go on.
         mt->release_dirty_memory();
         if (_cache) {
-            _cache->invalidate(*mt);
+            _cache->update(*mt);
         }
         note_flushed(_sstables.back());
         ++_flushes;
@@ -615,19 +615,44 @@ future<> table::compact_all(deletion_time_type now) {
     }
     swap.step("outputs written");
     co_await swap.commit();
-    // One step: the output replaces its inputs in the set, and the row cache starts over.
-    if (_cache) {
-        _cache->clear();
-    }
-    std::erase_if(_sstables, [&](auto& s) { return std::find(compacting.begin(), compacting.end(), s) != compacting.end(); });
+    std::vector<sstables::shared_sstable> added;
     if (out) {
-        _sstables.push_back(std::move(out));
+        added.push_back(std::move(out));
     }
+    replace_sstables(compacting, std::move(added), may_purge(compacting, gc_before));
     for (auto& sst : compacting) {
         co_await sst->readers().close();
         co_await sst->close();
     }
     co_await swap.finish();
+}
+
+bool table::may_purge(const std::vector<sstables::shared_sstable>& ssts, deletion_time_type gc_before) {
+    for (auto& sst : ssts) {
+        auto& st = sst->statistics().stats;
+        if (!st) {
+            return true;
+        }
+        int64_t min_ldt = st->uint_deletion_time ? int64_t(uint32_t(st->min_local_deletion_time))
+                                                 : int64_t(st->min_local_deletion_time);
+        if (min_ldt < int64_t(gc_before)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void table::replace_sstables(const std::vector<sstables::shared_sstable>& removed,
+                             std::vector<sstables::shared_sstable> added, bool may_have_purged) {
+    // Otherwise the row cache is left alone: it holds what the set holds, and the set's data is the same. A read
+    // that made its sstable reader before this populates from `removed`, which give the same answer.
+    if (may_have_purged && _cache) {
+        _cache->clear();
+    }
+    std::erase_if(_sstables, [&](auto& s) { return std::find(removed.begin(), removed.end(), s) != removed.end(); });
+    for (auto& s : added) {
+        _sstables.push_back(std::move(s));
+    }
 }
 
 } // namespace reef

@@ -164,6 +164,15 @@ public:
     // The number of sstables added.
     size_t commit_staged();
     future<> abort_staged();
+    // The swap point of every compaction: `added` (what compaction wrote from `removed`) replaces `removed` in the
+    // set, in one step with no suspension; readers open on `removed` keep reading them (each holds its sstable and
+    // its gate). The row cache stays as it is (the data did not change), unless `may_have_purged` (the compaction
+    // may have dropped tombstones or expired cells, which the cache may still hold): then it is cleared.
+    void replace_sstables(const std::vector<sstables::shared_sstable>& removed,
+                          std::vector<sstables::shared_sstable> added, bool may_have_purged);
+    // Whether compacting `ssts` with this gc_before may purge anything: some input holds a deletion time (of a
+    // tombstone or an expiring cell) before it, by its statistics (or has none).
+    static bool may_purge(const std::vector<sstables::shared_sstable>& ssts, deletion_time_type gc_before);
 
     // Observers (tests, metrics).
     size_t sealed_memtable_count() const noexcept { return _sealed.size(); }

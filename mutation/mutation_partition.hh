@@ -73,6 +73,11 @@ public:
     }
     // Merges another version of the same partition into this one.
     void apply(const schema& s, const mutation_partition& o);
+    // Removes the rows [first, last) (the row cache's row eviction). Invalidates iterators to them.
+    void erase_rows(rows_type::const_iterator first, rows_type::const_iterator last) noexcept {
+        _index.invalidate();
+        _rows.erase(first, last);
+    }
 
     // Removes what a tombstone here deletes (DeletionTime.deletes: written
     // at or before it): row markers, cells, collection elements, and the

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <vector>
 
 using namespace reef::cache;
 
@@ -237,4 +238,67 @@ BOOST_AUTO_TEST_CASE(test_lru_evicts_coldest_first) {
     l.evict_all();
     BOOST_CHECK((log == std::vector<int>{1, 2, 0, 3}));
     BOOST_CHECK_EQUAL(l.memory_used(), 0u);
+}
+
+namespace {
+
+// An item that gives back `chunk` bytes per eviction step and goes back to the cold end, until it holds no more
+// than a chunk: then it goes whole (as a row cache partition gives back its rows).
+struct chunked_item final : lru_item {
+    lru* l;
+    size_t chunk;
+    std::vector<int>* log;
+    int id;
+    bool* gone;
+    chunked_item(lru* l, size_t chunk, std::vector<int>* log, int id, bool* gone)
+        : l(l), chunk(chunk), log(log), id(id), gone(gone) {}
+    void on_evict() noexcept override {
+        log->push_back(id);
+        if (charged() > chunk) {
+            l->release(*this, chunk);
+            l->link_coldest(*this);
+            return;
+        }
+        l->discharge(*this);
+        *gone = true;
+    }
+};
+
+} // namespace
+
+// An item giving back chunks stays the coldest: the running eviction takes chunk after chunk from it, and nothing
+// hotter, until the budget is met; release() keeps the item charged and the total true.
+BOOST_AUTO_TEST_CASE(test_lru_partial_eviction_keeps_the_item_coldest) {
+    lru l(1000);
+    std::vector<int> log;
+    bool gone[3] = {};
+    std::vector<std::unique_ptr<chunked_item>> items;
+    for (int i = 0; i < 3; ++i) {
+        items.push_back(std::make_unique<chunked_item>(&l, 100, &log, i, &gone[i]));
+        l.charge(*items.back(), 300);
+        l.link(*items.back());
+    }
+    BOOST_REQUIRE_EQUAL(l.memory_used(), 900u);
+    BOOST_REQUIRE(log.empty());
+    // 250 over: item 0 (coldest) gives back three chunks, the last one whole.
+    l.set_budget(650);
+    BOOST_REQUIRE(log == (std::vector<int>{0, 0, 0}));
+    BOOST_REQUIRE(gone[0]);
+    BOOST_REQUIRE(!gone[1] && !gone[2]);
+    BOOST_REQUIRE_EQUAL(l.memory_used(), 600u);
+    // 50 over: one chunk of item 1, which stays charged and coldest.
+    l.set_budget(550);
+    BOOST_REQUIRE(log == (std::vector<int>{0, 0, 0, 1}));
+    BOOST_REQUIRE_EQUAL(items[1]->charged(), 200u);
+    BOOST_REQUIRE(items[1]->is_linked());
+    BOOST_REQUIRE_EQUAL(l.memory_used(), 500u);
+    l.set_budget(450);
+    BOOST_REQUIRE_EQUAL(log.back(), 1);
+    BOOST_REQUIRE_EQUAL(l.memory_used(), 400u);
+    for (int i = 0; i < 3; ++i) {
+        if (!gone[i]) {
+            l.unlink(*items[i]);
+            l.discharge(*items[i]);
+        }
+    }
 }

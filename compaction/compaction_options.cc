@@ -13,7 +13,7 @@ namespace reef::compaction {
 
 namespace {
 
-logger clog("compaction");
+logger olog("compaction_options");
 
 constexpr std::string_view class_prefix = "org.apache.cassandra.db.compaction.";
 
@@ -384,7 +384,7 @@ compaction_options compaction_options_of(const schema& s) {
     try {
         return parse_compaction_options(parse_map_literal(it->second));
     } catch (const invalid_compaction_options& e) {
-        clog.warn("{}.{}: compaction options {} refused ({}); size-tiered with the defaults", s.keyspace(), s.table(),
+        olog.warn("{}.{}: compaction options {} refused ({}); size-tiered with the defaults", s.keyspace(), s.table(),
                   it->second, e.what());
         return {};
     }

@@ -49,14 +49,21 @@ std::optional<compaction_job> size_tiered_job(const std::vector<candidate>& ssta
     return compaction_job{job_kind::regular, ids_of(bucket)};
 }
 
-int64_t size_tiered_pending(const std::vector<candidate>& sstables, const compaction_options& o) {
-    int64_t n = 0;
+struct backlog {
+    int64_t tasks = 0;
+    uint64_t bytes = 0;
+    void add(const std::vector<candidate>& b, const compaction_options& o) {
+        tasks += int64_t((b.size() + o.max_threshold - 1) / o.max_threshold);
+        bytes += total_size(b);
+    }
+};
+
+void size_tiered_backlog(const std::vector<candidate>& sstables, const compaction_options& o, backlog& out) {
     for (auto& b : size_tiered_buckets(sstables, o)) {
         if (b.size() >= size_t(o.min_threshold)) {
-            n += int64_t((b.size() + o.max_threshold - 1) / o.max_threshold);
+            out.add(b, o);
         }
     }
-    return n;
 }
 
 // Windows, newest first.
@@ -210,24 +217,36 @@ std::optional<compaction_job> next_job(const compaction_options& o, const strate
     return job;
 }
 
-int64_t pending_tasks(const compaction_options& o, const strategy_input& in) {
+namespace {
+
+backlog backlog_of(const compaction_options& o, const strategy_input& in) {
+    backlog out;
     if (!o.enabled) {
-        return 0;
+        return out;
     }
-    int64_t n = fully_expired(in).empty() ? 0 : 1;
+    if (!fully_expired(in).empty()) {
+        out.tasks += 1;
+    }
     if (o.type != strategy_type::time_window) {
-        return n + size_tiered_pending(in.sstables, o);
+        size_tiered_backlog(in.sstables, o, out);
+        return out;
     }
     bool newest = true;
     for (auto& [start, b] : windows_of(in.sstables, o)) {
         if (newest) {
             newest = false;
-            n += size_tiered_pending(b, o);
+            size_tiered_backlog(b, o, out);
         } else if (b.size() >= 2) {
-            n += int64_t((b.size() + o.max_threshold - 1) / o.max_threshold);
+            out.add(b, o);
         }
     }
-    return n;
+    return out;
 }
+
+} // namespace
+
+int64_t pending_tasks(const compaction_options& o, const strategy_input& in) { return backlog_of(o, in).tasks; }
+
+uint64_t pending_bytes(const compaction_options& o, const strategy_input& in) { return backlog_of(o, in).bytes; }
 
 } // namespace reef::compaction

@@ -86,5 +86,7 @@ std::optional<compaction_job> next_job(const compaction_options& o, const strate
 // Pending compactions (Cassandra's estimatedRemainingTasks): per qualifying bucket or window,
 // ceil(sstables / max_threshold).
 int64_t pending_tasks(const compaction_options& o, const strategy_input& in);
+// The bytes those pending compactions would read (the compaction manager's backlog).
+uint64_t pending_bytes(const compaction_options& o, const strategy_input& in);
 
 } // namespace reef::compaction

@@ -148,6 +148,9 @@ future<> table::start() {
         _cfg.dirty_memory->register_flushable(*this);
         _registered = true;
     }
+    if (_cfg.compaction_manager) {
+        _cfg.compaction_manager->add(*this);
+    }
 }
 
 namespace {
@@ -161,25 +164,6 @@ std::optional<commitlog::replay_position> to_replay_position(const sstables::com
 
 sstables::commitlog_position to_commitlog_position(const commitlog::replay_position& p) {
     return sstables::commitlog_position{int64_t(p.segment_id), int32_t(p.offset)};
-}
-
-using interval_list = std::vector<std::pair<sstables::commitlog_position, sstables::commitlog_position>>;
-
-// The union of intervals, sorted and with overlapping ones merged (Cassandra's IntervalSet).
-interval_list merge_intervals(interval_list in) {
-    auto key = [](const sstables::commitlog_position& p) { return std::pair(p.segment_id, p.position); };
-    std::sort(in.begin(), in.end(), [&](auto& a, auto& b) { return key(a.first) < key(b.first); });
-    interval_list out;
-    for (auto& i : in) {
-        if (!out.empty() && key(i.first) <= key(out.back().second)) {
-            if (key(i.second) > key(out.back().second)) {
-                out.back().second = i.second;
-            }
-        } else {
-            out.push_back(i);
-        }
-    }
-    return out;
 }
 
 } // namespace
@@ -220,6 +204,9 @@ void table::note_flushed(const sstables::shared_sstable& sst) {
 }
 
 future<> table::stop() {
+    if (_cfg.compaction_manager) {
+        co_await _cfg.compaction_manager->remove(*this);
+    }
     if (_registered) {
         _cfg.dirty_memory->unregister_flushable(*this);
         _registered = false;
@@ -365,6 +352,9 @@ future<> table::flush_sealed() {
         if (_cfg.commitlog && mt->max_replay_position()) {
             co_await _cfg.commitlog->discard_completed_segments(_schema->id(), *mt->max_replay_position());
         }
+        if (_cfg.compaction_manager) {
+            _cfg.compaction_manager->submit(*this);
+        }
     }
 }
 
@@ -508,58 +498,38 @@ write_time::timestamp_type table::max_purgeable(const dht::decorated_key& k,
     return result;
 }
 
-future<> table::compact_all(deletion_time_type now) {
-    auto units = co_await get_units(_compaction_sem, 1);
-    auto compacting = _sstables;
-    if (compacting.empty()) {
-        co_return;
-    }
-    std::vector<combined_reader_source> sources;
-    for (auto& sst : compacting) {
-        sources.push_back(
-            {sstables::make_sstable_full_scan_reader(sst, _schema), sst->max_timestamp(), streamed_forwarding::no});
-    }
-    auto combined = make_combined_reader(_schema, std::move(sources), false, streamed_forwarding::no);
-    auto gc_before = now - _schema->options().gc_grace_seconds;
-    auto reader = make_compacting_reader(std::move(combined), now, compaction_mode::compaction, gc_before,
-                                         [this, &compacting](const dht::decorated_key& k) {
-                                             return max_purgeable(k, compacting);
-                                         });
-    auto d = next_descriptor();
-    // The output holds what its inputs held of the commitlog: the union of their intervals.
-    auto opts = sstables::writer_options_for(*_schema);
-    interval_list intervals;
-    for (auto& sst : compacting) {
-        if (auto& st = sst->statistics().stats) {
-            for (auto& i : st->commitlog_intervals) {
-                intervals.push_back(i);
-            }
-        }
-    }
-    opts.commitlog_intervals = merge_intervals(std::move(intervals));
-    auto written = co_await with_closeable(std::move(reader), [this, &d, &opts](mutation_reader& r) {
-        return _cfg.write_sstable(r, _schema, d, opts);
-    });
-    sstables::shared_sstable out;
-    if (written.partitions) {
-        out = co_await sstables::open_sstable(d);
-    }
-    // One step: the output replaces its inputs in the set, and the row cache starts over.
+future<sstables::written_sstable> table::write_sstable(mutation_reader& r, sstables::descriptor d,
+                                                     sstables::writer_options o) {
+    o.originating_host_id = _cfg.host_id;
+    return _cfg.write_sstable(r, _schema, std::move(d), std::move(o));
+}
+
+future<> table::replace_sstables(std::vector<sstables::shared_sstable> inputs,
+                                 std::vector<sstables::shared_sstable> outputs) {
+    // One step: the outputs replace their inputs in the set, and the row cache starts over.
     if (_cache) {
         _cache->clear();
     }
-    std::erase_if(_sstables, [&](auto& s) { return std::find(compacting.begin(), compacting.end(), s) != compacting.end(); });
-    if (out) {
-        _sstables.push_back(std::move(out));
-    }
-    if (!written.partitions) {
-        co_await sstables::delete_sstable_files(d);
-    }
-    for (auto& sst : compacting) {
+    std::erase_if(_sstables, [&](auto& s) { return std::find(inputs.begin(), inputs.end(), s) != inputs.end(); });
+    _sstables.insert(_sstables.end(), outputs.begin(), outputs.end());
+    for (auto& sst : inputs) {
         co_await sst->readers().close();
         co_await sst->close();
         co_await sstables::delete_sstable_files(sst->desc());
     }
+}
+
+future<> table::compact_all(deletion_time_type now) {
+    if (_cfg.compaction_manager) {
+        co_await _cfg.compaction_manager->perform_major_compaction(*this, now);
+        co_return;
+    }
+    auto units = co_await get_units(_compaction_sem, 1);
+    if (_sstables.empty()) {
+        co_return;
+    }
+    compaction::compaction_control ctl;
+    co_await compaction::compact_sstables(*this, _sstables, compaction::job_kind::regular, now, ctl);
 }
 
 } // namespace reef

@@ -17,6 +17,7 @@ void register_api_routes(route_table& t, api_context& ctx) {
     register_node_info(t, ctx);
     register_column_family(t, ctx);
     register_cache_service(t, ctx);
+    register_compaction_manager(t, ctx);
 }
 
 } // namespace reef::api

@@ -2,6 +2,8 @@
 // 400 with ScyllaDB's message) and call the database; `void` answers an empty 200 body.
 #include "api/storage_service.hh"
 
+#include "api/api_util.hh"
+
 #include "db/database.hh"
 #include "db/schema_tables.hh"
 #include "runtime/log.hh"
@@ -150,7 +152,8 @@ void register_flush_and_compact(route_table& t, api_context& ctx) {
                       if (flush) {
                           co_await db.flush(ks, s->table());
                       }
-                      co_await db.compact(ks, s->table());
+                      std::vector<std::string> one{s->table()};
+                      co_await db.compact(ks, one);
                   }
               }
               co_return void_reply();
@@ -167,7 +170,8 @@ void register_flush_and_compact(route_table& t, api_context& ctx) {
                   if (flush) {
                       co_await db.flush(ks, table);
                   }
-                  co_await db.compact(ks, table);
+                  std::vector<std::string> one{table};
+                  co_await db.compact(ks, one);
               }
               co_return void_reply();
           });
@@ -228,7 +232,17 @@ void register_node_state(route_table& t, api_context& ctx) {
     t.add(http_method::get, "/storage_service/compaction_throughput",
           {"The compaction throughput limit in MB/s (0: unthrottled)", "get_compaction_throughput_mb_per_sec",
            "long"},
-          [](http_request&) -> future<http_reply> { co_return http_reply::json("0"); });
+          [&ctx](http_request&) -> future<http_reply> {
+              co_return http_reply::json(std::to_string(ctx.db.local().compaction_throughput_mb_per_sec()));
+          });
+    t.add(http_method::post, "/storage_service/compaction_throughput",
+          {"Sets the compaction throughput limit in MB/s (0: unthrottled)", "set_compaction_throughput_mb_per_sec",
+           "void", {param_doc{"value", "MB/s for the node, shared by its shards (0: unthrottled)", true, "long"}}},
+          [&ctx](http_request& req) -> future<http_reply> {
+              auto mb = parse_unsigned_param("value", *req.query_param("value"));
+              co_await ctx.db.local().set_compaction_throughput(mb);
+              co_return void_reply();
+          });
     t.add(http_method::get, "/storage_service/logging_level",
           {"Every logger's level", "get_logging_levels", "array"}, [](http_request&) -> future<http_reply> {
               auto& reg = global_logger_registry();

@@ -15,6 +15,8 @@ void register_cache_service(route_table& t, api_context& ctx);
 // storage_service's node and ring endpoints (hostid, tokens, load, describe_ring, ...), and modules gossiper and
 // snitch: one node owning the whole ring.
 void register_node_info(route_table& t, api_context& ctx);
+// Module compaction_manager: running compactions, pending and completed tasks, stop.
+void register_compaction_manager(route_table& t, api_context& ctx);
 // POST /system/drop_sstable_caches (module system).
 void register_system_caches(route_table& t, api_context& ctx);
 

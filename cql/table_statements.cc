@@ -2,11 +2,29 @@
 // Cassandra 5.0 answers them.
 #include "cql/ddl_statements.hh"
 
+#include "compaction/compaction_options.hh"
+
 #include <fmt/format.h>
 
 namespace reef::cql {
 
 namespace {
+
+// WITH compaction = {...}: checked as Cassandra checks it (the strategy class and its options), a configuration
+// error naming the bad option.
+void check_compaction_options(const std::vector<cql_property>& properties) {
+    for (auto& p : properties) {
+        if (p.name != "compaction" || !p.is_map) {
+            continue;
+        }
+        std::map<std::string, std::string> m(p.map.begin(), p.map.end());
+        try {
+            compaction::parse_compaction_options(m);
+        } catch (const compaction::invalid_compaction_options& e) {
+            throw cql_error(error_code::config_error, e.what());
+        }
+    }
+}
 
 schema_change table_change(schema_change::change_type type, const std::string& keyspace, const std::string& table) {
     schema_change c;
@@ -66,6 +84,7 @@ public:
         } catch (const cql_parse_error& e) {
             throw cql_error(error_code::config_error, e.what());
         }
+        check_compaction_options(_syntax.properties);
         schema_ptr s;
         try {
             s = build_table(_syntax, _keyspace, ddl::types_of(db, _keyspace));
@@ -205,6 +224,7 @@ private:
             } catch (const cql_parse_error& e) {
                 throw cql_error(error_code::config_error, e.what());
             }
+            check_compaction_options(_syntax.properties);
             changed = true;
         }
         if (!changed) {

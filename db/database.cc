@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -113,6 +114,16 @@ database::database(sharded<database>* container, database_config cfg)
                                                                   _cfg.dirty_memory_soft_limit_fraction);
     _dirty_memory->start();
     _system_dirty_memory->start();
+    _compaction_throughput = _cfg.compaction_throughput_mb_per_sec;
+    compaction::compaction_manager_config ccfg;
+    ccfg.throughput_bytes_per_second = (_compaction_throughput << 20) / smp::count();
+    ccfg.clock = _cfg.compaction_clock;
+    _compaction_manager = std::make_unique<compaction::compaction_manager>(std::move(ccfg));
+    try {
+        _compaction_manager->register_metrics();
+    } catch (const std::invalid_argument& e) {
+        dblog.debug("compaction manager metrics not registered: {}", e.what());
+    }
     try {
         _metrics = register_dirty_memory_metrics(*_dirty_memory, *_system_dirty_memory);
         _metrics.add_group("database", {metrics::make_counter("total_writes", _total_writes,
@@ -154,6 +165,7 @@ std::shared_ptr<table> database::make_table(schema_ptr s) {
     cfg.dirty_memory = &dirty_memory_for(*s);
     cfg.write_sstable = _cfg.write_sstable;
     cfg.commitlog = _commitlog.get();
+    cfg.compaction_manager = _compaction_manager.get();
     if (_host_id != utils::uuid_bytes{}) {  // known once system.local is read (not for the system tables)
         cfg.host_id = _host_id;
     }
@@ -382,6 +394,8 @@ future<> database::start() {
 
 future<> database::stop() {
     co_await _background.close();
+    // No compaction runs or starts from here (the flushes below submit none).
+    co_await _compaction_manager->drain();
     // A clean shutdown writes every memtable (each flush releases its commitlog segments); a crash does not.
     std::vector<std::shared_ptr<table>> tables;
     for (auto& [id, e] : _tables) {
@@ -409,6 +423,9 @@ future<> database::stop() {
 }
 
 future<> database::drain() {
+    // Compactions stop first (as ScyllaDB's drain): what they wrote so far is dropped, their inputs stay.
+    auto stop_compactions = [](database& db) { return db._compaction_manager->drain(); };
+    co_await _container->invoke_on_all(stop_compactions);
     co_await flush_all();
     co_await close_commitlog();
 }
@@ -833,6 +850,42 @@ future<std::vector<mutation>> database::multi_get(schema_ptr s, std::vector<part
     co_return out;
 }
 
+future<> database::compact(std::string keyspace, std::vector<std::string> tables) {
+    if (!find_keyspace(keyspace)) {
+        throw no_such_table("no keyspace " + keyspace);
+    }
+    std::vector<table_id> ids;
+    if (tables.empty()) {
+        for (auto& s : tables_of(keyspace)) {
+            ids.push_back(s->id());
+        }
+    }
+    for (auto& name : tables) {
+        auto s = find_schema(keyspace, name);
+        if (!s) {
+            throw no_such_table("no table " + qualified(keyspace, name));
+        }
+        ids.push_back(s->id());
+    }
+    auto one = [ids](database& db) -> future<> {
+        for (auto& id : ids) {
+            // Held: a concurrent DROP stops the compaction (compaction_stopped), the table stays valid.
+            if (auto t = db.find_table_shared(id)) {
+                co_await t->compact_all(deletion_time_type(std::time(nullptr)));
+            }
+        }
+    };
+    co_await _container->invoke_on_all(one);
+}
+
+future<> database::set_compaction_throughput(uint64_t mb_per_sec) {
+    auto one = [mb_per_sec](database& db) {
+        db._compaction_throughput = mb_per_sec;
+        db._compaction_manager->set_throughput_bytes_per_second((mb_per_sec << 20) / smp::count());
+    };
+    co_await _container->invoke_on_all(one);
+}
+
 future<> database::flush(std::string keyspace, std::string table) {
     auto s = find_schema(keyspace, table);
     if (!s) {
@@ -842,21 +895,6 @@ future<> database::flush(std::string keyspace, std::string table) {
     auto one = [id](database& db) -> future<> {
         if (auto* t = db.find_table(id)) {
             co_await t->flush();
-        }
-    };
-    co_await _container->invoke_on_all(one);
-}
-
-future<> database::compact(std::string keyspace, std::string table) {
-    auto s = find_schema(keyspace, table);
-    if (!s) {
-        throw no_such_table("no table " + qualified(keyspace, table));
-    }
-    auto id = s->id();
-    // The one place major compaction is called from outside the table.
-    auto one = [id](database& db) -> future<> {
-        if (auto t = db.find_table_shared(id)) {
-            co_await t->compact_all(deletion_time_type(now_millis() / 1000));
         }
     };
     co_await _container->invoke_on_all(one);

@@ -5,6 +5,7 @@
 
 #include "commitlog/commitlog.hh"
 #include "commitlog/commitlog_config.hh"
+#include "compaction/compaction_manager.hh"
 #include "db/dirty_memory_manager.hh"
 #include "db/schema_tables.hh"
 #include "db/table.hh"
@@ -87,6 +88,11 @@ struct database_config {
     // Every shard's commitlog (commitlog_directory empty: <data_directory>/../commitlog). Its request_flush is
     // the database's own.
     commitlog::commitlog_config commitlog;
+    // compaction_throughput_mb_per_sec: the node's, shared equally by the shards' compaction managers (0: none).
+    uint64_t compaction_throughput_mb_per_sec = 0;
+    // "Now" (seconds) for the background compactions' gc_grace and expiry; empty: the wall clock. Tests that
+    // compare raw reads (tombstones included) with a model give -1: nothing is purged or expired.
+    std::function<deletion_time_type()> compaction_clock;
     // Tests inject sstable write failures here (table_config::write_sstable).
     std::function<future<sstables::written_sstable>(mutation_reader&, schema_ptr, sstables::descriptor,
                                                      sstables::writer_options)>
@@ -202,6 +208,14 @@ public:
     // read as one batch (table::multi_get: shared index page lookups, Data.db reads merged). Throws no_such_table.
     future<std::vector<mutation>> multi_get(schema_ptr s, std::vector<partition_key> keys, clustering_ranges slice,
                                             bool reversed = false);
+    // Major compaction (the REST API's keyspace_compaction) of `tables` of the keyspace (all of its tables when
+    // empty) on every shard, through each shard's compaction manager. Throws no_such_table for an unknown name.
+    future<> compact(std::string keyspace, std::vector<std::string> tables = {});
+    // This shard's compaction manager: its running compactions, pending tasks, statistics.
+    compaction::compaction_manager& get_compaction_manager() noexcept { return *_compaction_manager; }
+    // Every shard's compaction throughput (MB/s of the node, 0: unlimited), as compaction_throughput_mb_per_sec.
+    future<> set_compaction_throughput(uint64_t mb_per_sec);
+    uint64_t compaction_throughput_mb_per_sec() const noexcept { return _compaction_throughput; }
     // Writes the memtables of a table (of every table) to sstables on every shard.
     future<> flush(std::string keyspace, std::string table);
     future<> flush_all();
@@ -217,8 +231,6 @@ public:
     // Removes the snapshots named `tag` (every snapshot when empty) of the tables of `keyspaces` (every keyspace
     // directory when empty; `table`: only that table's), in every data directory.
     future<> clear_snapshot(std::string tag, std::vector<std::string> keyspaces = {}, std::string table = {});
-    // Major compaction of a table on every shard (every sstable of each shard's set becomes one).
-    future<> compact(std::string keyspace, std::string table);
     // Refresh (nodetool refresh): loads the sstables a user placed in the table's upload/ directories (any version
     // Reef reads, another host's or Cassandra's). Each is validated first (opened, its keys and columns checked
     // against the table, read whole): a bad one throws refresh_error naming its file, and nothing changes. Then each
@@ -297,6 +309,9 @@ private:
     // Before the tables: they release their memory into these when they die.
     std::unique_ptr<dirty_memory_manager> _dirty_memory;
     std::unique_ptr<dirty_memory_manager> _system_dirty_memory;
+    // Before the tables too: they leave it when they stop.
+    std::unique_ptr<compaction::compaction_manager> _compaction_manager;
+    uint64_t _compaction_throughput = 0;
     metrics::metric_groups _metrics;
     // The shard's cache tracker's metrics (scylla_cache_*, scylla_sstables_index_*), registered by the first
     // database of the shard.

@@ -440,6 +440,8 @@ future<commitlog::replay_position> database::prepare_truncate_local(table_id id,
     }
     auto& e = *it->second;
     e.paused = true;
+    // Its compactions stop now (they resume if the truncation is aborted, at the next flush).
+    co_await _compaction_manager->stop_compactions(*e.t, "the table is truncated");
     // Writes already past their commitlog add land in the old version; later ones wait for finish.
     co_await e.writes->close();
     e.writes = std::make_unique<gate>();

@@ -169,6 +169,9 @@ future<> table::start() {
         _cfg.dirty_memory->register_flushable(*this);
         _registered = true;
     }
+    if (_cfg.compaction_manager) {
+        _cfg.compaction_manager->add(*this);
+    }
 }
 
 namespace {
@@ -182,25 +185,6 @@ std::optional<commitlog::replay_position> to_replay_position(const sstables::com
 
 sstables::commitlog_position to_commitlog_position(const commitlog::replay_position& p) {
     return sstables::commitlog_position{int64_t(p.segment_id), int32_t(p.offset)};
-}
-
-using interval_list = std::vector<std::pair<sstables::commitlog_position, sstables::commitlog_position>>;
-
-// The union of intervals, sorted and with overlapping ones merged (Cassandra's IntervalSet).
-interval_list merge_intervals(interval_list in) {
-    auto key = [](const sstables::commitlog_position& p) { return std::pair(p.segment_id, p.position); };
-    std::sort(in.begin(), in.end(), [&](auto& a, auto& b) { return key(a.first) < key(b.first); });
-    interval_list out;
-    for (auto& i : in) {
-        if (!out.empty() && key(i.first) <= key(out.back().second)) {
-            if (key(i.second) > key(out.back().second)) {
-                out.back().second = i.second;
-            }
-        } else {
-            out.push_back(i);
-        }
-    }
-    return out;
 }
 
 } // namespace
@@ -241,6 +225,9 @@ void table::note_flushed(const sstables::shared_sstable& sst) {
 }
 
 future<> table::stop() {
+    if (_cfg.compaction_manager) {
+        co_await _cfg.compaction_manager->remove(*this);
+    }
     if (_registered) {
         _cfg.dirty_memory->unregister_flushable(*this);
         _registered = false;
@@ -395,6 +382,9 @@ future<> table::flush_sealed() {
         // memtables before it are flushed, in order, and later phases took later positions).
         if (_cfg.commitlog && mt->max_replay_position()) {
             co_await _cfg.commitlog->discard_completed_segments(_schema->id(), *mt->max_replay_position());
+        }
+        if (_cfg.compaction_manager) {
+            _cfg.compaction_manager->submit(*this);
         }
     }
 }
@@ -555,104 +545,51 @@ std::string swap_id(const std::vector<sstables::shared_sstable>& inputs) {
 
 } // namespace
 
-future<> table::compact_all(deletion_time_type now) {
-    auto units = co_await get_units(_compaction_sem, 1);
-    auto compacting = _sstables;
-    if (compacting.empty()) {
-        co_return;
-    }
-    auto d = next_descriptor();
+future<sstables::written_sstable> table::write_sstable(mutation_reader& r, sstables::descriptor d,
+                                                     sstables::writer_options o) {
+    o.originating_host_id = _cfg.host_id;
+    return _cfg.write_sstable(r, _schema, std::move(d), std::move(o));
+}
+
+future<sstables::sstable_swap> table::begin_swap(const std::vector<sstables::shared_sstable>& inputs,
+                                                 const std::vector<sstables::descriptor>& outputs) {
     // The swap is logged before the output can be committed (db/README.md, "Crash-safe swaps").
-    std::vector<sstables::descriptor> inputs, outputs;
-    for (auto& sst : compacting) {
-        inputs.push_back(sst->desc());
+    std::vector<sstables::descriptor> in;
+    for (auto& sst : inputs) {
+        in.push_back(sst->desc());
     }
-    outputs.push_back(d);
     auto dirs = directories();
-    auto id = swap_id(compacting);
-    auto swap = co_await sstables::sstable_swap::begin(_cfg.directory, dirs, id, inputs, outputs, _cfg.swap_hook);
-    std::vector<combined_reader_source> sources;
-    for (auto& sst : compacting) {
-        sources.push_back(
-            {sstables::make_sstable_full_scan_reader(sst, _schema), sst->max_timestamp(), streamed_forwarding::no});
-    }
-    auto combined = make_combined_reader(_schema, std::move(sources), false, streamed_forwarding::no);
-    auto gc_before = now - _schema->options().gc_grace_seconds;
-    auto reader = make_compacting_reader(std::move(combined), now, compaction_mode::compaction, gc_before,
-                                         [this, &compacting](const dht::decorated_key& k) {
-                                             return max_purgeable(k, compacting);
-                                         });
-    // The output holds what its inputs held of the commitlog: the union of their intervals.
-    auto opts = sstables::writer_options_for(*_schema);
-    interval_list intervals;
-    for (auto& sst : compacting) {
-        if (auto& st = sst->statistics().stats) {
-            for (auto& i : st->commitlog_intervals) {
-                intervals.push_back(i);
-            }
-        }
-    }
-    opts.commitlog_intervals = merge_intervals(std::move(intervals));
-    sstables::shared_sstable out;
-    std::exception_ptr err;
-    try {
-        auto written = co_await with_closeable(std::move(reader), [this, &d, &opts](mutation_reader& r) {
-            return _cfg.write_sstable(r, _schema, d, opts);
-        });
-        if (written.partitions) {
-            out = co_await sstables::open_sstable(d);
-        } else {
-            co_await sstables::delete_sstable_files(d);
-        }
-    } catch (const sstables::injected_crash&) {
-        throw;
-    } catch (...) {
-        err = std::current_exception();
-    }
-    if (err) {
-        co_await swap.abort();
-        std::rethrow_exception(err);
-    }
-    swap.step("outputs written");
-    co_await swap.commit();
-    std::vector<sstables::shared_sstable> added;
-    if (out) {
-        added.push_back(std::move(out));
-    }
-    replace_sstables(compacting, std::move(added), may_purge(compacting, gc_before));
-    for (auto& sst : compacting) {
-        co_await sst->readers().close();
-        co_await sst->close();
-    }
-    co_await swap.finish();
+    auto id = swap_id(inputs);
+    auto swap = co_await sstables::sstable_swap::begin(_cfg.directory, dirs, id, in, outputs, _cfg.swap_hook);
+    co_return swap;
 }
 
-bool table::may_purge(const std::vector<sstables::shared_sstable>& ssts, deletion_time_type gc_before) {
-    for (auto& sst : ssts) {
-        auto& st = sst->statistics().stats;
-        if (!st) {
-            return true;
-        }
-        int64_t min_ldt = st->uint_deletion_time ? int64_t(uint32_t(st->min_local_deletion_time))
-                                                 : int64_t(st->min_local_deletion_time);
-        if (min_ldt < int64_t(gc_before)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-void table::replace_sstables(const std::vector<sstables::shared_sstable>& removed,
-                             std::vector<sstables::shared_sstable> added, bool may_have_purged) {
+future<> table::replace_sstables(std::vector<sstables::shared_sstable> inputs,
+                                 std::vector<sstables::shared_sstable> outputs, bool may_have_purged) {
     // Otherwise the row cache is left alone: it holds what the set holds, and the set's data is the same. A read
-    // that made its sstable reader before this populates from `removed`, which give the same answer.
+    // that made its sstable reader before this populates from `inputs`, which give the same answer.
     if (may_have_purged && _cache) {
         _cache->clear();
     }
-    std::erase_if(_sstables, [&](auto& s) { return std::find(removed.begin(), removed.end(), s) != removed.end(); });
-    for (auto& s : added) {
-        _sstables.push_back(std::move(s));
+    std::erase_if(_sstables, [&](auto& s) { return std::find(inputs.begin(), inputs.end(), s) != inputs.end(); });
+    _sstables.insert(_sstables.end(), outputs.begin(), outputs.end());
+    for (auto& sst : inputs) {
+        co_await sst->readers().close();
+        co_await sst->close();
     }
+}
+
+future<> table::compact_all(deletion_time_type now) {
+    if (_cfg.compaction_manager) {
+        co_await _cfg.compaction_manager->perform_major_compaction(*this, now);
+        co_return;
+    }
+    auto units = co_await get_units(_compaction_sem, 1);
+    if (_sstables.empty()) {
+        co_return;
+    }
+    compaction::compaction_control ctl;
+    co_await compaction::compact_sstables(*this, _sstables, compaction::job_kind::regular, now, ctl);
 }
 
 } // namespace reef

@@ -1,8 +1,11 @@
 // table: one table on one shard: writes go into the active memtable, full memtables are flushed to new sstables
-// in the background, reads merge memtables and sstables with no window that misses data; major compaction.
+// in the background, reads merge memtables and sstables with no window that misses data; compactions (background
+// and major) through the shard's compaction manager, which sees the table as a compaction::table_state.
 #pragma once
 
 #include "commitlog/commitlog.hh"
+#include "compaction/compaction_manager.hh"
+#include "compaction/table_state.hh"
 #include "db/dirty_memory_manager.hh"
 #include "db/memtable.hh"
 #include "db/row_cache.hh"
@@ -70,9 +73,12 @@ struct table_config {
     // Tests: called after each step of a compaction's swap (sstables/swap_log.hh); throwing
     // sstables::injected_crash leaves the files as a crash there would.
     std::function<void(const std::string& step)> swap_hook;
+    // The shard's compaction manager (null: no background compaction; compact_all then runs the major compaction
+    // itself): start() adds the table to it, each flush submits it, stop() removes it (stopping its compactions).
+    compaction::compaction_manager* compaction_manager = nullptr;
 };
 
-class table : public dirty_memory_flushable {
+class table : public dirty_memory_flushable, public compaction::table_state {
 public:
     table(schema_ptr s, table_config cfg);
     table(const table&) = delete;
@@ -91,7 +97,30 @@ public:
     size_t sealed_dirty_bytes() const noexcept override;
     future<> flush_for_memory() override;
 
-    const schema_ptr& schema() const noexcept { return _schema; }
+    const schema_ptr& schema() const noexcept override { return _schema; }
+
+    // compaction::table_state (compaction/table_state.hh).
+    const std::vector<sstables::shared_sstable>& sstable_set() const noexcept override { return _sstables; }
+    write_time::timestamp_type min_memtable_timestamp() const noexcept override { return min_unflushed_timestamp(); }
+    // The max-purgeable rule for k: the least min_timestamp of what lies outside `compacting` and may hold k now
+    // (the memtables, active and sealed, holding k; the sstables whose bloom filter admits k, flushed since the
+    // compaction started too); with a commitlog, also no more than min_unflushed_timestamp() (the purge guard),
+    // whatever the key. Asked when each partition starts: writes applied to k after that are not taken into account
+    // (as in Cassandra: they are assumed not to be older than gc_grace).
+    write_time::timestamp_type max_purgeable(const dht::decorated_key& k,
+                                             const std::vector<sstables::shared_sstable>& compacting) const override;
+    sstables::descriptor new_sstable_descriptor() override { return next_descriptor(); }
+    future<sstables::written_sstable> write_sstable(mutation_reader& r, sstables::descriptor d,
+                                                    sstables::writer_options o) override;
+    future<sstables::sstable_swap> begin_swap(const std::vector<sstables::shared_sstable>& inputs,
+                                              const std::vector<sstables::descriptor>& outputs) override;
+    // The swap point of every compaction: `outputs` (what compaction wrote from `inputs`) replace `inputs` in the
+    // set, in one step with no suspension; readers open on `inputs` keep reading them (each holds its sstable and
+    // its gate), and they are closed after those readers. The row cache stays as it is (the data did not change),
+    // unless `may_have_purged` (the compaction may have dropped tombstones or expired cells, which the cache may
+    // still hold): then it is cleared.
+    future<> replace_sstables(std::vector<sstables::shared_sstable> inputs,
+                              std::vector<sstables::shared_sstable> outputs, bool may_have_purged) override;
 
     // Into the active memtable; seals it and starts a background flush when it reaches the threshold.
     void apply(const mutation& m);
@@ -146,13 +175,9 @@ public:
     // leaves the memtable sealed and readable (the next flush retries it) and throws.
     future<> flush();
 
-    // Major compaction: every sstable of the set when it starts becomes one (none when nothing is left), through
-    // the combined reader and the compacting reader in compaction mode, gc_before = now - gc_grace_seconds.
-    // max_purgeable for a key is the least min_timestamp of what lies outside the compaction and may hold that key
-    // when the partition starts: the memtables (active and sealed) holding the key, and the sstables flushed
-    // since the compaction started whose bloom filter admits it. Writes applied to the key after its partition
-    // started are not taken into account (as in Cassandra: they are assumed not to be older than gc_grace).
-    // With a commitlog, also no more than min_unflushed_timestamp() (the purge guard), whatever the key.
+    // Major compaction: every sstable of the set when it starts becomes one (none when nothing is left), purged by
+    // the max-purgeable rule with gc_before = now - gc_grace_seconds (compaction::compact_sstables). With a
+    // compaction manager it runs there (the table's running compactions are stopped first); without one, here.
     future<> compact_all(deletion_time_type now);
 
     // Refresh (database::load_new_sstables): each of `sources` (sstables of this table's keys, possibly of another
@@ -164,16 +189,6 @@ public:
     // The number of sstables added.
     size_t commit_staged();
     future<> abort_staged();
-    // The swap point of every compaction: `added` (what compaction wrote from `removed`) replaces `removed` in the
-    // set, in one step with no suspension; readers open on `removed` keep reading them (each holds its sstable and
-    // its gate). The row cache stays as it is (the data did not change), unless `may_have_purged` (the compaction
-    // may have dropped tombstones or expired cells, which the cache may still hold): then it is cleared.
-    void replace_sstables(const std::vector<sstables::shared_sstable>& removed,
-                          std::vector<sstables::shared_sstable> added, bool may_have_purged);
-    // Whether compacting `ssts` with this gc_before may purge anything: some input holds a deletion time (of a
-    // tombstone or an expiring cell) before it, by its statistics (or has none).
-    static bool may_purge(const std::vector<sstables::shared_sstable>& ssts, deletion_time_type gc_before);
-
     // Observers (tests, metrics).
     size_t sealed_memtable_count() const noexcept { return _sealed.size(); }
     size_t sstable_count() const noexcept { return _sstables.size(); }
@@ -210,8 +225,6 @@ private:
     future<> read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
                                  const std::vector<dht::decorated_key>& keys, const clustering_ranges& forward_slice, reader_permit permit,
                                  std::vector<std::optional<mutation>>& out, sstables::partition_batch_stats* stats);
-    write_time::timestamp_type max_purgeable(const dht::decorated_key& k,
-                                      const std::vector<sstables::shared_sstable>& compacting) const;
 
     schema_ptr _schema;
     table_config _cfg;

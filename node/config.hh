@@ -54,7 +54,8 @@ struct config {
     int64_t cas_contention_timeout_in_ms = 1000;
     int64_t truncate_request_timeout_in_ms = 60000;
     int64_t request_timeout_in_ms = 10000;
-    // MB/s; 0 leaves compaction unthrottled.
+    // MB/s of compaction input for the node (each shard's compaction manager takes an equal share); 0 leaves
+    // compaction unthrottled.
     int64_t compaction_throughput_mb_per_sec = 0;
 
     std::vector<std::string> data_directories() const;

@@ -100,6 +100,7 @@ database_config make_database_config(const node_state& st) {
     d.more_data_directories.assign(dirs.begin() + 1, dirs.end());
     d.cluster_name = st.cfg.cluster_name;
     d.auto_snapshot = st.cfg.auto_snapshot;
+    d.compaction_throughput_mb_per_sec = uint64_t(st.cfg.compaction_throughput_mb_per_sec);
     if (st.memory) {
         // Memtables may hold half of each shard's share before writes wait (ScyllaDB's dirty memory threshold);
         // without --memory the database takes half of the machine's share.

@@ -68,6 +68,39 @@ void reactor::run_tasks() {
             break;
         }
     }
+    run_background_tasks();
+}
+
+namespace {
+// Whether this shard's background queue was empty at the last round: a queue that just filled starts its wait
+// now (not since it last ran, which may be long ago).
+thread_local bool background_was_empty = true;
+}
+
+void reactor::run_background_tasks() {
+    if (_background_queue.empty()) {
+        background_was_empty = true;
+        return;
+    }
+    auto now = steady_clock_type::now();
+    if (std::exchange(background_was_empty, false)) {
+        _background_ran_at = now;
+    }
+    if (!_run_queue.empty() && now - _background_ran_at < _cfg.background_max_wait) {
+        return;
+    }
+    _background_ran_at = now;
+    _preempt_at = now + _cfg.background_quota;
+    size_t n = _background_queue.size();
+    for (size_t i = 1; i <= n; ++i) {
+        auto h = _background_queue.pop_front();
+        h.resume();
+        ++_tasks_processed;
+        ++_background_tasks_processed;
+        if (need_preempt()) {
+            break;
+        }
+    }
 }
 
 bool reactor::expire_timers() {
@@ -104,7 +137,7 @@ void reactor::sleep() {
     // Pairs with the fence in wakeup(): either the sender sees us sleeping
     // and rings the doorbell, or we see its message here and stay awake.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (!_run_queue.empty() || internal::smp_pending(_id) || _blocking->has_finished() || _stopping ||
+    if (!_run_queue.empty() || !_background_queue.empty() || internal::smp_pending(_id) || _blocking->has_finished() || _stopping ||
         _pending_signals.load(std::memory_order_relaxed)) {
         _sleeping.store(false, std::memory_order_relaxed);
         return;
@@ -135,6 +168,8 @@ void reactor::run() {
                               metrics::description("coroutines resumed from the run queue")),
         metrics::make_counter("sleeps", [this] { return _sleeps; },
                               metrics::description("times the idle loop slept in its I/O backend")),
+        metrics::make_counter("background_tasks_processed", [this] { return _background_tasks_processed; },
+                              metrics::description("coroutines resumed from the background class (compaction)")),
         metrics::make_gauge("tasks_pending", [this] { return int64_t(_run_queue.size()); },
                             metrics::description("coroutines waiting on the run queue")),
     });
@@ -157,7 +192,7 @@ void reactor::run() {
     steady_clock_type::time_point idle_since{};
     while (!_stopping) {
         run_tasks();
-        if (poll_once() || !_run_queue.empty()) {
+        if (poll_once() || !_run_queue.empty() || !_background_queue.empty()) {
             idle = false;
             continue;
         }

@@ -43,6 +43,10 @@ struct reactor_config {
     std::chrono::microseconds idle_poll_time{100};
     // How long tasks may run before the loop polls I/O again (maybe_yield).
     std::chrono::microseconds task_quota{500};
+    // The background class (README, "Scheduling"): its tasks run when no foreground task is ready, and at the
+    // latest this long after they last ran, then for at most background_quota.
+    std::chrono::microseconds background_max_wait{2000};
+    std::chrono::microseconds background_quota{250};
 };
 
 class reactor {
@@ -58,6 +62,9 @@ public:
     void stop() noexcept { _stopping = true; }
 
     void schedule(std::coroutine_handle<> h) noexcept { _run_queue.push_back(h); }
+    // Queues h in the background class (background_yield): behind every foreground task.
+    void schedule_background(std::coroutine_handle<> h) noexcept { _background_queue.push_back(h); }
+    uint64_t background_tasks_processed() const noexcept { return _background_tasks_processed; }
     bool need_preempt() const noexcept { return steady_clock_type::now() >= _preempt_at; }
 
     io_backend& backend() noexcept { return *_backend; }
@@ -92,6 +99,7 @@ private:
     };
 
     void run_tasks();
+    void run_background_tasks();
     bool expire_timers();
     bool poll_signals();
     // The sigaction handler: marks signo pending on the reactor that owns it and wakes that reactor.
@@ -107,6 +115,9 @@ private:
     std::unique_ptr<internal::blocking_executor> _blocking;
     reactor_config _cfg;
     task_queue _run_queue;
+    task_queue _background_queue;
+    steady_clock_type::time_point _background_ran_at{};
+    uint64_t _background_tasks_processed = 0;
     std::multimap<steady_clock_type::time_point, timer*> _timers;
     io_stats _io_stats;
     steady_clock_type::time_point _preempt_at{};
@@ -149,6 +160,17 @@ struct maybe_yield_awaiter {
     void await_resume() const noexcept {}
 };
 inline maybe_yield_awaiter maybe_yield() noexcept { return {}; }
+
+// Suspends the caller into the background class (Seastar's scheduling groups, reduced to two): it resumes once no
+// foreground task is ready, or after reactor_config::background_max_wait. Work that must not starve the shard's
+// reads (compaction) awaits it between steps, so that its next step, and the I/O that step submits, come after
+// what the foreground has ready.
+struct background_yield_awaiter {
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) noexcept { engine().schedule_background(h); }
+    void await_resume() const noexcept {}
+};
+inline background_yield_awaiter background_yield() noexcept { return {}; }
 
 // Completes after d has passed.
 future<> sleep(steady_clock_type::duration d);

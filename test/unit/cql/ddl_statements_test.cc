@@ -418,6 +418,18 @@ REEF_TEST_CASE(alter_table_and_type_versions) {
         BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t ADD IF NOT EXISTS a int"), "void");
         BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t DROP IF EXISTS nope"), "void");
         BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t ADD n counter"), "error config_error");
+        // Compaction options are checked as Cassandra checks them (compaction/compaction_options.hh).
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t WITH compaction = {'class': 'TimeWindowCompactionStrategy', "
+                                         "'compaction_window_unit': 'HOURS', 'compaction_window_size': 6}"),
+                            "schema_change UPDATED TABLE ks t");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t WITH compaction = {'class': 'SizeTieredCompactionStrategy', "
+                                         "'min_threshold': 1}"),
+                            "error config_error");
+        BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE t WITH compaction = {'class': 'TimeWindowCompactionStrategy', "
+                                         "'dog': 3}"),
+                            "error config_error");
+        BOOST_REQUIRE_EQUAL(co_await run("CREATE TABLE bad (k int PRIMARY KEY) WITH compaction = {'class': 'Nope'}"),
+                            "error config_error");
         BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE IF EXISTS nope ADD a int"), "void");
         BOOST_REQUIRE_EQUAL(co_await run("ALTER TABLE system.local ADD a int"), "error unauthorized");
         BOOST_REQUIRE_EQUAL(co_await run("DROP KEYSPACE system_schema"), "error unauthorized");

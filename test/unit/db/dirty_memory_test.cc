@@ -128,6 +128,7 @@ future<> burst_body() {
     std::mt19937_64 rng(seed);
     database_config cfg;
     cfg.data_directory = dir.path() + "/data";
+    cfg.compaction_clock = [] { return deletion_time_type(-1); };  // raw reads against the model: no purge
     cfg.dirty_memory_hard_limit = size_t(std::uniform_int_distribution<int>(16 << 10, 48 << 10)(rng));
     cfg.dirty_memory_soft_limit_fraction = std::uniform_real_distribution<double>(0.3, 0.9)(rng);
     std::map<std::string, mutation_model> models;
@@ -204,6 +205,7 @@ REEF_TEST_CASE(writes_waiting_at_the_hard_limit_resume_after_a_flush) {
     tmpdir dir;
     database_config cfg;
     cfg.data_directory = dir.path() + "/data";
+    cfg.compaction_clock = [] { return deletion_time_type(-1); };  // raw reads against the model: no purge
     cfg.dirty_memory_hard_limit = 16 << 10;
     cfg.write_sstable = held_back_write;
     flushes_may_end = false;

@@ -135,6 +135,8 @@ REEF_TEST_CASE(pages_equal_the_model_for_every_page_size) {
     tmpdir dir;
     database_config cfg;
     cfg.data_directory = dir.path() + "/data";
+    // Queries at the model's times (not the wall clock's): background compactions purge and expire nothing.
+    cfg.compaction_clock = [] { return deletion_time_type(-1); };
     auto body = [&](sharded<database>& db) -> future<> {
         co_await db.local().create_keyspace(simple_keyspace());
         for (auto& base : random_test_schemas()) {
@@ -190,6 +192,8 @@ REEF_TEST_CASE(a_passed_deadline_is_a_read_timeout) {
     tmpdir dir;
     database_config cfg;
     cfg.data_directory = dir.path() + "/data";
+    // Queries at the model's times (not the wall clock's): background compactions purge and expire nothing.
+    cfg.compaction_clock = [] { return deletion_time_type(-1); };
     auto body = [&](sharded<database>& db) -> future<> {
         co_await db.local().create_keyspace(simple_keyspace());
         auto s = co_await db.local().create_table(int_table_schema());

@@ -210,7 +210,8 @@ REEF_TEST_CASE(snapshot_list_clear_against_model) {
                 BOOST_REQUIRE_THROW(co_await d.snapshot(tag, kss, tables), std::invalid_argument);
             } else if (op <= 7) {
                 auto& n = names[size_t(pick(0, 2))];
-                co_await d.compact(n.first, n.second);
+                std::vector<std::string> one{n.second};
+                co_await d.compact(n.first, one);
                 for (auto& [k, shares] : model) {
                     if (std::get<1>(k) == n.first && std::get<2>(k) == n.second) {
                         shares = false;

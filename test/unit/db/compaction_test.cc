@@ -1,0 +1,454 @@
+// Compaction through the table and the shard's compaction manager: random writes, background flushes, background
+// compactions of both strategies, major compactions and reads of every kind interleaved, against the model; purge
+// never resurrects data (a tombstone whose shadowed data is in an sstable outside the compaction, or in a
+// memtable); TTL'd sstables dropped whole; running compactions listed and stopped; a sustained write load keeps the
+// sstable count bounded.
+#include "compaction/compaction.hh"
+#include "compaction/compaction_manager.hh"
+#include "db/table.hh"
+#include "mutation/mutation.hh"
+#include "runtime/reactor.hh"
+#include "test/lib/mutation_model.hh"
+#include "test/lib/random_mutation.hh"
+#include "test/lib/reef_test.hh"
+#include "test/lib/simple_keys.hh"
+#include "test/lib/tmpdir.hh"
+#include "test/lib/writable_mutation.hh"
+
+#include <boost/test/unit_test.hpp>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+using namespace reef;
+using namespace reef::testing;
+
+namespace {
+
+std::vector<mutation> canonical(const schema_ptr& s, const std::vector<mutation_fragment>& fs, bool reversed) {
+    auto ms = canonical_mutations(s, fs, reversed);
+    std::erase_if(ms, is_empty);
+    return ms;
+}
+
+// A read of the table (a random range, slice, direction, cache or bypass) compared with the model.
+future<> check_read(table& t, const mutation_model& model, mutation_generator& g, const std::string& when) {
+    auto s = t.schema();
+    auto keys = keys_of(model);
+    auto pr = g.rnd(0, 2) ? dht::partition_range::full() : random_partition_range(g, keys);
+    auto forward_slice = g.rnd(0, 1) ? clustering_ranges{position_range::full()} : g.make_ranges();
+    bool reversed = g.rnd(0, 1);
+    auto slice = reversed ? reverse_ranges(forward_slice) : forward_slice;
+    auto bypass = g.rnd(0, 3) == 0 ? bypass_cache::yes : bypass_cache::no;
+    auto r = t.make_reader(reader_permit(), {.range = pr, .slice = slice, .order = read_order_for(reversed), .bypass = bypass});
+    std::vector<mutation_fragment> got;
+    std::exception_ptr err;
+    try {
+        got = co_await read_validated(r, reversed);
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await r.close();
+    if (err) {
+        std::rethrow_exception(err);
+    }
+    auto a = canonical(s, got, reversed);
+    auto b = canonical(s, expected_read(model, pr, slice, reversed), reversed);
+    BOOST_REQUIRE_MESSAGE(a == b, when << " (reversed " << reversed << "):\n" << describe(a) << "!=\n" << describe(b));
+}
+
+schema_ptr with_compaction(const schema_ptr& s, const std::string& literal, int32_t gc_grace = -1) {
+    schema_builder b(*s);
+    b.options().other["compaction"] = literal;
+    if (gc_grace >= 0) {
+        b.options().gc_grace_seconds = gc_grace;
+    }
+    return b.build();
+}
+
+std::string bytes_text(const bytes& b) { return std::string(b.begin(), b.end()); }
+
+mutation row_write(const schema_ptr& s, int k, int c, int v, int64_t ts, int32_t ttl = 0,
+                   deletion_time_type expiry = no_deletion_time) {
+    mutation m(s, pkey(k));
+    deletable_row r;
+    r.marker = row_marker{ts, ttl, expiry};
+    auto cell = ttl ? atomic_cell::make_expiring(ts, bytes_text(int_value(v)), ttl, expiry)
+                    : atomic_cell::make_live(ts, bytes_text(int_value(v)));
+    apply_cell(r.cells, 0, cell, s->regular_columns());
+    m.partition().apply_row(*s, ck(c), r);
+    return m;
+}
+
+mutation partition_delete(const schema_ptr& s, int k, int64_t ts, deletion_time_type when) {
+    mutation m(s, pkey(k));
+    m.partition().apply(tombstone{ts, when});
+    return m;
+}
+
+// Everything the table holds, raw (tombstones included).
+future<std::vector<mutation>> read_all(table& t) {
+    auto r = t.make_reader(reader_permit(), read_options{});
+    auto got = co_await read_validated(r, false);
+    co_await r.close();
+    co_return mutations_from_fragments(t.schema(), got);
+}
+
+// The live rows of partition k at `now`.
+future<size_t> live_rows(table& t, int k, deletion_time_type now) {
+    size_t n = 0;
+    for (auto& m : co_await read_all(t)) {
+        if (m.decorated_key() == pkey(k)) {
+            if (auto q = model_query(m, now)) {
+                n += q->partition().rows().size();
+            }
+        }
+    }
+    co_return n;
+}
+
+future<bool> holds_partition(table& t, int k) {
+    for (auto& m : co_await read_all(t)) {
+        if (m.decorated_key() == pkey(k)) {
+            co_return true;
+        }
+    }
+    co_return false;
+}
+
+// Manager configurations, built outside the coroutines (coroutine rule 7).
+compaction::compaction_manager_config config_with_clock(std::function<deletion_time_type()> clock) {
+    compaction::compaction_manager_config c;
+    c.clock = std::move(clock);
+    return c;
+}
+
+compaction::compaction_manager_config config_with_throughput(uint64_t bytes_per_second) {
+    compaction::compaction_manager_config c;
+    c.throughput_bytes_per_second = bytes_per_second;
+    return c;
+}
+
+std::vector<sstables::shared_sstable> just(const sstables::shared_sstable& sst) { return std::vector{sst}; }
+
+#ifdef REEF_DEBUG
+constexpr int cases = 1;
+#else
+constexpr int cases = 3;
+#endif
+
+} // namespace
+
+// Random writes (a tiny flush threshold: background flushes, each submitting the table), background compactions
+// of STCS and TWCS (min_threshold 2 to 4), forced flushes, major compactions and reads of every kind interleaved
+// and compared with the model; `now` before every expiry and deletion time, so nothing is purged and the model is
+// exact. Then the manager goes idle: the sstable count is what the strategy leaves, and a restart reads the same.
+REEF_TEST_CASE(test_background_compaction_reads_back_random_writes) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    const char* strategies[] = {
+        "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}",
+        "{'class': 'SizeTieredCompactionStrategy'}",
+        "{'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'MINUTES', 'min_threshold': '2'}",
+        "{'class': 'org.apache.cassandra.db.compaction.TimeWindowCompactionStrategy', 'compaction_window_unit': 'HOURS'}",
+    };
+    uint64_t completed = 0, reads = 0, majors = 0;
+    for (auto base : random_test_schemas()) {
+        mutation_generator g(base, seed);
+        for (int i = 0; i < cases; ++i) {
+            auto s = with_compaction(base, strategies[g.rnd(0, 3)]);
+            BOOST_TEST_CONTEXT("seed " << seed << " table " << s->table() << " case " << i << " " << s->options().other.at("compaction")) {
+                tmpdir dir;
+                compaction::compaction_manager mgr(config_with_clock([] { return deletion_time_type(-1); }));
+                table_config cfg;
+                cfg.directory = dir.path() + "/ks/t";
+                cfg.memtable_flush_threshold = size_t(g.rnd(500, 8000));
+                cfg.compaction_manager = &mgr;
+                mutation_model model;
+                {
+                    table t(s, cfg);
+                    co_await t.start();
+                    int writes = g.rnd(40, 150);
+                    for (int w = 0; w < writes; ++w) {
+                        auto m = with_typed_values(s, g.make(pkey(g.rnd(0, 30)), 6));
+                        t.apply(m);
+                        apply_to_model(model, m);
+                        switch (g.rnd(0, 14)) {
+                        case 0: case 1: case 2:
+                            ++reads;
+                            co_await check_read(t, model, g, "during writes and compactions");
+                            break;
+                        case 3: case 4:
+                            co_await t.flush();
+                            break;
+                        case 5:
+                            if (g.rnd(0, 3) == 0) {
+                                ++majors;
+                                co_await t.compact_all(-1);
+                            }
+                            break;
+                        case 6:
+                            co_await mgr.wait_idle();
+                            break;
+                        default:
+                            co_await yield();
+                        }
+                    }
+                    co_await t.flush();
+                    co_await mgr.wait_idle();
+                    co_await check_read(t, model, g, "idle");
+                    for (auto& c : mgr.compactions()) {
+                        BOOST_FAIL("a compaction still listed: " << c.id);
+                    }
+                    BOOST_REQUIRE_EQUAL(mgr.pending_tasks(t), 0);
+                    co_await t.stop();
+                }
+                completed += mgr.stats().completed;
+                BOOST_REQUIRE_EQUAL(mgr.stats().failed, 0u);
+                table t2(s, cfg);
+                co_await t2.start();
+                co_await check_read(t2, model, g, "after the restart");
+                co_await t2.stop();
+            }
+        }
+    }
+    BOOST_TEST_MESSAGE(completed << " compactions, " << majors << " major, " << reads << " reads");
+    BOOST_CHECK_GT(completed, 0u);
+}
+
+// The max-purgeable rule: a tombstone past gc_grace whose shadowed data sits in an sstable outside the compaction
+// (its bloom filter admits the key), or in a memtable, is kept, so that data stays deleted; with nothing older
+// anywhere for its key it is purged.
+REEF_TEST_CASE(test_purge_never_resurrects) {
+    auto s = with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy'}", 10);
+    tmpdir dir;
+    table_config cfg;
+    cfg.directory = dir.path() + "/ks/t";
+    cfg.memtable_flush_threshold = SIZE_MAX;
+    table t(s, cfg);
+    co_await t.start();
+    deletion_time_type now = 1000000;
+    // A: the row of key 1 (ts 10). B: key 1's partition deleted (ts 20, long past gc_grace) and key 5's.
+    t.apply(row_write(s, 1, 0, 7, 10));
+    co_await t.flush();
+        t.apply(partition_delete(s, 1, 20, 100));
+    t.apply(partition_delete(s, 5, 20, 100));
+    co_await t.flush();
+    auto b = t.sstables().back();
+    BOOST_REQUIRE_EQUAL(co_await live_rows(t, 1, now), 0u);
+    // B compacted alone: key 1's tombstone stays (A may hold older data of key 1); key 5's goes (nothing older).
+    compaction::compaction_control ctl;
+    auto only_b = just(b);
+    co_await compaction::compact_sstables(t, only_b, compaction::job_kind::regular, now, ctl);
+    BOOST_REQUIRE_EQUAL(t.sstable_count(), 2u);
+    BOOST_CHECK_EQUAL(co_await live_rows(t, 1, now), 0u);
+    BOOST_CHECK(co_await holds_partition(t, 1));
+    BOOST_CHECK(!co_await holds_partition(t, 5));
+
+    // The memtable case: key 3's row (ts 10) only in the memtable, its tombstone (ts 20) in an sstable.
+    t.apply(partition_delete(s, 3, 20, 100));
+    co_await t.flush();
+    auto c = t.sstables().back();
+    t.apply(row_write(s, 3, 0, 7, 10));
+    compaction::compaction_control ctl2;
+    auto only_c = just(c);
+    co_await compaction::compact_sstables(t, only_c, compaction::job_kind::regular, now, ctl2);
+    BOOST_CHECK_EQUAL(co_await live_rows(t, 3, now), 0u);
+    // Flushed, then everything compacted: the tombstone meets its data and both go.
+    co_await t.flush();
+    co_await t.compact_all(now);
+    BOOST_CHECK_EQUAL(co_await live_rows(t, 1, now), 0u);
+    BOOST_CHECK_EQUAL(co_await live_rows(t, 3, now), 0u);
+    BOOST_CHECK(!co_await holds_partition(t, 1));
+    BOOST_CHECK(!co_await holds_partition(t, 3));
+    BOOST_CHECK_EQUAL(t.sstable_count(), 0u);
+    co_await t.stop();
+}
+
+// TWCS with TTL'd data: once everything in an sstable expired past gc_grace and nothing older overlaps it, the
+// manager removes it without reading it; an sstable with live data stays.
+REEF_TEST_CASE(test_expired_sstables_dropped_whole) {
+    auto s = with_compaction(int_table_schema(),
+                             "{'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'HOURS'}", 0);
+    tmpdir dir;
+    deletion_time_type now = 1000;
+    compaction::compaction_manager mgr(config_with_clock([&now] { return now; }));
+    table_config cfg;
+    cfg.directory = dir.path() + "/ks/t";
+    cfg.memtable_flush_threshold = SIZE_MAX;
+    cfg.compaction_manager = &mgr;
+    table t(s, cfg);
+    co_await t.start();
+    int64_t hour = 3600ll * 1000000;
+    // Three windows of TTL'd rows (expiring at 2000 + w), then one of rows that never expire.
+    for (int w = 0; w < 3; ++w) {
+        for (int k = 0; k < 10; ++k) {
+            t.apply(row_write(s, k, w, k, w * hour + k, 100, 2000 + w));
+        }
+        co_await t.flush();
+    }
+    for (int k = 0; k < 10; ++k) {
+        t.apply(row_write(s, k, 9, k, 5 * hour + k));
+    }
+    co_await t.flush();
+    co_await mgr.wait_idle();
+    BOOST_REQUIRE_EQUAL(t.sstable_count(), 4u);
+    BOOST_REQUIRE_EQUAL(mgr.stats().expired_dropped, 0u);
+    // Past the first two expiries (gc_grace 0): those two sstables go, unread; the third's rows are dead at 2002 but
+    // not yet past gc_before (2002 is not before 2002): it stays.
+    now = 2002;
+    mgr.submit(t);
+    co_await mgr.wait_idle();
+    BOOST_CHECK_EQUAL(mgr.stats().expired_dropped, 2u);
+    BOOST_CHECK_EQUAL(t.sstable_count(), 2u);
+    BOOST_CHECK_EQUAL(co_await live_rows(t, 3, now), 1u);  // window 5
+    BOOST_CHECK(co_await holds_partition(t, 3));
+    now = 3000;
+    mgr.submit(t);
+    co_await mgr.wait_idle();
+    BOOST_CHECK_EQUAL(mgr.stats().expired_dropped, 3u);
+    BOOST_CHECK_EQUAL(t.sstable_count(), 1u);
+    BOOST_CHECK_EQUAL(co_await live_rows(t, 3, now), 1u);
+    co_await t.stop();
+}
+
+// A running compaction is listed with its progress; removing the table stops it cleanly (its inputs stay, no
+// output file is left, the data reads back after a restart); a major compaction stops a background one and
+// takes over.
+REEF_TEST_CASE(test_compactions_listed_and_stopped) {
+    auto s = with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}");
+    tmpdir dir;
+    compaction::compaction_manager mgr(config_with_throughput(16 << 10));
+    table_config cfg;
+    cfg.directory = dir.path() + "/ks/t";
+    cfg.memtable_flush_threshold = SIZE_MAX;
+    cfg.compaction_manager = &mgr;
+    std::map<int, int> model;
+    auto write_sstable_of = [&](table& t, int base) -> future<> {
+        for (int k = 0; k < 2000; ++k) {
+            t.apply(row_write(s, base + k, 0, k, 10 + base));
+            model[base + k] = k;
+        }
+        co_await t.flush();
+    };
+    {
+        table t(s, cfg);
+        co_await t.start();
+        co_await write_sstable_of(t, 0);
+        co_await write_sstable_of(t, 10000);
+        std::vector<compaction::compaction_info> listed;
+        for (int i = 0; i < 500 && listed.empty(); ++i) {
+            co_await sleep(std::chrono::milliseconds(2));
+            listed = mgr.compactions();
+        }
+        BOOST_REQUIRE_EQUAL(listed.size(), 1u);
+        BOOST_CHECK_EQUAL(listed[0].keyspace, "ks");
+        BOOST_CHECK_EQUAL(listed[0].table, "t");
+        BOOST_CHECK_EQUAL(listed[0].task_type, "COMPACTION");
+        BOOST_CHECK_EQUAL(listed[0].sstables, 2u);
+        BOOST_CHECK_GT(listed[0].total_bytes, 0u);
+        BOOST_CHECK_LE(listed[0].completed_bytes, listed[0].total_bytes);
+        BOOST_CHECK_GT(mgr.backlog_bytes(), 0u);
+        co_await t.stop();
+        BOOST_CHECK_EQUAL(mgr.stats().stopped, 1u);
+        BOOST_CHECK_EQUAL(mgr.stats().completed, 0u);
+        BOOST_CHECK(mgr.compactions().empty());
+    }
+    size_t files = 0;
+    for (auto& e : std::filesystem::directory_iterator(cfg.directory)) {
+        files += e.path().filename().string().ends_with("-TOC.txt") ? 1 : 0;
+        BOOST_CHECK(!e.path().filename().string().ends_with(".tmp"));
+    }
+    BOOST_CHECK_EQUAL(files, 2u);
+    // Again, and a major compaction takes over (unthrottled).
+    table t(s, cfg);
+    co_await t.start();
+    BOOST_CHECK_EQUAL(t.sstable_count(), 2u);
+    for (int i = 0; i < 500 && mgr.compactions().empty(); ++i) {
+        co_await sleep(std::chrono::milliseconds(2));
+    }
+    mgr.set_throughput_bytes_per_second(0);
+    co_await t.compact_all(0);
+    BOOST_CHECK_EQUAL(t.sstable_count(), 1u);
+    co_await mgr.wait_idle();
+    BOOST_CHECK_EQUAL(t.sstable_count(), 1u);
+    size_t rows = 0;
+    for (auto& m : co_await read_all(t)) {
+        rows += m.partition().rows().size();
+    }
+    BOOST_CHECK_EQUAL(rows, model.size());
+    co_await t.stop();
+}
+
+// A sustained write load (REEF_SUSTAINED_ROWS rows, default 40000; a flush every REEF_SUSTAINED_FLUSH, default
+// 1000) with the default STCS: the sstable count stays bounded while the load runs (printed over time) and every
+// key reads back its last value.
+REEF_TEST_CASE(test_sustained_load_keeps_sstable_count_bounded) {
+    auto env = [](const char* name, long dflt) {
+        auto* v = std::getenv(name);
+        return v ? std::atol(v) : dflt;
+    };
+    long rows = env("REEF_SUSTAINED_ROWS", 40000), per_flush = env("REEF_SUSTAINED_FLUSH", 1000);
+#ifdef REEF_DEBUG
+    rows = std::min(rows, 8000l);
+#endif
+    auto s = int_table_schema();
+    tmpdir dir;
+    compaction::compaction_manager mgr;
+    table_config cfg;
+    cfg.directory = dir.path() + "/ks/t";
+    cfg.memtable_flush_threshold = SIZE_MAX;
+    cfg.compaction_manager = &mgr;
+    table t(s, cfg);
+    co_await t.start();
+    std::map<int, int> last;
+    size_t max_count = 0, flushes = 0;
+    std::string trace;
+    int keys = 100000;
+    for (long i = 0; i < rows; ++i) {
+        int k = int((i * 7919) % keys);
+        t.apply(row_write(s, k, 0, int(i), 100 + i));
+        last[k] = int(i);
+        if (i % 64 == 0) {
+            co_await maybe_yield();  // as a server's writes arrive: the loop runs other tasks between them
+        }
+        if ((i + 1) % per_flush == 0) {
+            co_await t.flush();
+            ++flushes;
+            max_count = std::max(max_count, t.sstable_count());
+            if (flushes % std::max<long>(1, rows / per_flush / 20) == 0) {
+                trace += fmt::format(" {}:{}", i + 1, t.sstable_count());
+            }
+        }
+    }
+    co_await t.flush();
+    co_await mgr.wait_idle();
+    BOOST_TEST_MESSAGE("rows:sstables" << trace << "; max " << max_count << " over " << flushes << " flushes, "
+                                       << mgr.stats().completed << " compactions, " << mgr.stats().bytes_in
+                                       << " bytes in, " << mgr.stats().bytes_out << " bytes out; idle: "
+                                       << t.sstable_count());
+    // STCS keeps fewer than min_threshold sstables per size tier once idle, and (a compaction at a time) a tier's
+    // worth more while it runs: about 4 per power of 4 of the flushes.
+    size_t tiers = 1;
+    for (size_t n = flushes; n >= 4; n /= 4) {
+        ++tiers;
+    }
+    BOOST_CHECK_LE(max_count, 4 * tiers + 4);
+    BOOST_CHECK_LE(t.sstable_count(), 3 * tiers + 1);
+    // Every key's last value.
+    size_t checked = 0;
+    for (auto& m : co_await read_all(t)) {
+        auto& rs = m.partition().rows();
+        BOOST_REQUIRE_EQUAL(rs.size(), 1u);
+        auto* c = rs.begin()->second.cells.find(0);
+        BOOST_REQUIRE(c);
+        auto v = std::get<atomic_cell>(*c).value();
+        int k = int_of(bytes_view(reinterpret_cast<const uint8_t*>(m.decorated_key().key().view().data()), 4));
+        BOOST_REQUIRE_EQUAL(int_of(bytes_view(reinterpret_cast<const uint8_t*>(v.data()), v.size())), last.at(k));
+        ++checked;
+    }
+    BOOST_CHECK_EQUAL(checked, last.size());
+    co_await t.stop();
+}

@@ -273,9 +273,9 @@ future<bool> sustained_load(const schema_ptr& s, const sustained_options& o, con
     auto st = mgr.stats();
     uint64_t flushed = live + st.bytes_in - st.bytes_out;
     double wa = flushed > 0 ? double(flushed + st.bytes_out) / double(flushed) : 0.0;
-    fmt::print("{:<44} {:>12.1f}\n", "bytes flushed (Data.db MB)", double(flushed) / 1e6);
-    fmt::print("{:<44} {:>12.1f}\n", "bytes written by compactions (MB)", double(st.bytes_out) / 1e6);
-    fmt::print("{:<44} {:>12.1f}\n", "bytes read by compactions (MB)", double(st.bytes_in) / 1e6);
+    fmt::print("{:<44} {:>12.3f}\n", "bytes flushed (Data.db MB)", double(flushed) / 1e6);
+    fmt::print("{:<44} {:>12.3f}\n", "bytes written by compactions (MB)", double(st.bytes_out) / 1e6);
+    fmt::print("{:<44} {:>12.3f}\n", "bytes read by compactions (MB)", double(st.bytes_in) / 1e6);
     fmt::print("{:<44} {:>12.2f}\n", "write amplification", wa);
     fmt::print("{:<44} {:>12}\n", "compactions run", st.completed);
     fmt::print("{:<44} {:>12}\n", "compactions failed or stopped", st.failed + st.stopped);

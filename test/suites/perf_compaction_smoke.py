@@ -3,7 +3,7 @@
 input (later sstables overwrite rows of earlier ones), both throughputs are positive, and point reads were measured
 with and without a compaction running; the sustained load (small: 20000 rows, a flush every 1000) prints its sstable
 count over time and a write amplification of at least 1 (at most 10 at this size), its compactions ran, its sstable
-count stayed bounded and none of its reads was wrong.
+count once idle is bounded and none of its reads was wrong.
 
 Run by test.py once per mode (REEF_BUILD_DIR names the build); alone: test/suites/perf_compaction_smoke.py.
 """
@@ -55,10 +55,11 @@ def main():
         ('the sstable count printed every 2000 rows', [int(p[0]) for p in progress] == list(range(2000, 20001, 2000))),
         ('write amplification >= 1 and sane', 1 <= wa <= 10),
         ('write amplification is (flushed + compaction-written) / flushed',
-         flushed > 0 and abs(wa - (flushed + written) / flushed) < 0.1),
+         flushed > 0 and abs(wa - (flushed + written) / flushed) < 0.02),
         ('compactions ran', compactions > 0 and written > 0),
-        # As compaction_test's sustained load bounds it: about 4 per power of 4 of the flushes (3 tiers here).
-        ('the sstable count stayed bounded (20 flushes)', 0 < at_most <= 16 and 0 < idle_count <= 10),
+        # Once idle, as compaction_test's sustained load bounds it: fewer than 4 per size tier (3 tiers for 20
+        # flushes). The count during the load depends on how much CPU the writes leave the compactions: not checked.
+        ('the sstable count once idle is bounded', 0 < idle_count <= 10 and at_most >= idle_count),
         ('the sustained load\'s reads checked, none wrong', checked >= 200 and wrong == 0),
         ('nothing left in the data directory', not left),
     ]

@@ -55,7 +55,7 @@ const subcommand subcommands[] = {
      "                     batched multi-gets by batch size and key stride",
      reef::perf::perf_multiget_main},
     {"perf-compaction", "benchmark of major compaction: MB/s against a plain read-then-write copy, point-read\n"
-     "                     p50/p99 during a compaction against none",
+     "                     p50/p99 during a compaction against none, write amplification of a sustained load",
      reef::perf::perf_compaction_main},
     {"crash-writer", "the crash test's driver: random writes acknowledged into an ack file until killed, and\n"
      "                     --verify against it (test/suites/crash_test.py)",

@@ -3,11 +3,16 @@
 // swap log included); throughput in MB/s of input Data.db against a plain read-then-write copy of the same files
 // (read(2) of each input Data.db, write(2) into one file, fsync), medians of --runs; then point reads (the table's
 // single-partition read of a random written key, sstables read directly: no row cache) p50/p99 while a major
-// compaction runs, against the same reads with none, on the same shard.
+// compaction runs, against the same reads with none, on the same shard; then a sustained load (--wa-rows rows, a
+// flush every --wa-flush-every) into a table whose background compaction manager runs the default STCS: the sstable
+// count over time, the write amplification (bytes flushed plus bytes the compactions wrote, over bytes flushed) and
+// spot-checked reads of what was written, during the load and once the manager is idle.
 #include "test/perf/perf.hh"
 #include "test/perf/perf_util.hh"
 
+#include "compaction/compaction_manager.hh"
 #include "db/table.hh"
+#include "mutation/mutation.hh"
 #include "runtime/app.hh"
 #include "runtime/app_options.hh"
 #include "runtime/reactor.hh"
@@ -149,17 +154,156 @@ latency summarize(const std::vector<double>& us) {
     return latency{percentile(us, 0.5), percentile(us, 0.99), us.size()};
 }
 
+struct sustained_options {
+    uint64_t rows, flush_every, value_size, checks;
+};
+
+uint64_t splitmix64(uint64_t& x) {
+    uint64_t z = (x += 0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+    return z ^ (z >> 31);
+}
+
+// Row i of the sustained load: its own partition (an odd multiplier permutes the 32-bit keys: no overwrites, a random
+// order), its value half random (from i, so a read can be checked without keeping the values) and half 'x'.
+uint32_t sustained_key(uint64_t i) {
+    return uint32_t(i * 2654435761u);
+}
+
+std::string sustained_value(uint64_t i, uint64_t size) {
+    std::string v(size, 'x');
+    uint64_t x = i;
+    for (size_t j = 0; j < size / 2; j += 8) {
+        uint64_t r = splitmix64(x);
+        for (size_t b = 0; b < 8 && j + b < size / 2; ++b) {
+            v[j + b] = char(r >> (8 * b));
+        }
+    }
+    return v;
+}
+
+// Reads row i back through the table (memtables and sstables, whatever compactions run); true when it holds
+// exactly the value written.
+future<bool> check_row(table& t, uint64_t i, uint64_t value_size) {
+    auto k = key_of(sustained_key(i));
+    auto r = t.make_reader(reader_permit(), {.range = dht::partition_range::singular(k)});
+    std::vector<mutation_fragment> fragments;
+    while (auto f = co_await r()) {
+        fragments.push_back(std::move(*f));
+    }
+    co_await r.close();
+    auto ms = mutations_from_fragments(t.schema(), fragments);
+    if (ms.size() != 1 || ms[0].partition().rows().size() != 1) {
+        co_return false;
+    }
+    auto* c = ms[0].partition().rows().begin()->second.cells.find(0);
+    if (!c || !std::holds_alternative<atomic_cell>(*c)) {
+        co_return false;
+    }
+    auto v = std::get<atomic_cell>(*c).value();
+    auto want = sustained_value(i, value_size);
+    co_return std::string(v.begin(), v.end()) == want;
+}
+
+struct check_counts {
+    uint64_t done = 0, wrong = 0;
+};
+
+// `n` random rows among the first `written`.
+future<> check_rows(table& t, uint64_t written, uint64_t n, uint64_t value_size, std::mt19937_64& rng,
+                    check_counts& c) {
+    for (uint64_t j = 0; j < n && written > 0; ++j) {
+        bool ok = co_await check_row(t, rng() % written, value_size);
+        ++c.done;
+        c.wrong += ok ? 0 : 1;
+    }
+}
+
+// The sustained load; prints its figures, returns false when a read was wrong.
+future<bool> sustained_load(const schema_ptr& s, const sustained_options& o, const std::string& dir) {
+    compaction::compaction_manager mgr;
+    auto cfg = config_in(dir);
+    cfg.compaction_manager = &mgr;
+    table t(s, cfg);
+    co_await t.start();
+    uint64_t report_every = std::min<uint64_t>(100'000, std::max<uint64_t>(1, o.rows / 10));
+    fmt::print("\nsustained load (default STCS, background compaction manager): {} rows x {}-byte values, one "
+               "partition each, a flush every {} rows\n",
+               o.rows, o.value_size, o.flush_every);
+    fmt::print("{:>12} {:>10} {:>12} {:>10}\n", "rows", "sstables", "compactions", "seconds");
+    std::mt19937_64 rng(5);
+    check_counts checks;
+    size_t max_count = 0;
+    auto start = clock_type::now();
+    write_time::timestamp_type ts = 1'750'000'000'000'000;
+    for (uint64_t i = 0; i < o.rows; ++i) {
+        mutation m(s, key_of(sustained_key(i)));
+        deletable_row r;
+        r.marker = row_marker{++ts};
+        r.cells.apply(0, atomic_cell::make_live(ts, sustained_value(i, o.value_size)));
+        m.partition().apply_row(*s, clustering_key_prefix({int_bytes(0)}), r);
+        t.apply(m);
+        if (i % 64 == 0) {
+            co_await maybe_yield();  // as a server's writes arrive: the loop runs the compactions between them
+        }
+        if ((i + 1) % o.flush_every == 0) {
+            co_await t.flush();
+            max_count = std::max(max_count, t.sstable_count());
+        }
+        if ((i + 1) % report_every == 0) {
+            // Reads while the compactions run: a few random rows written so far.
+            co_await check_rows(t, i + 1, o.checks / 20 + 1, o.value_size, rng, checks);
+            fmt::print("{:>12} {:>10} {:>12} {:>10.1f}\n", i + 1, t.sstable_count(), mgr.stats().completed,
+                       seconds_since(start));
+        }
+    }
+    co_await t.flush();
+    max_count = std::max(max_count, t.sstable_count());
+    double load_s = seconds_since(start);
+    co_await mgr.wait_idle();
+    double idle_s = seconds_since(start);
+    co_await check_rows(t, o.rows, o.checks, o.value_size, rng, checks);
+    // Every byte of Data.db the table ever held came from a flush or a compaction, and each compaction removed its
+    // inputs (bytes_in): flushed = live now + bytes_in - bytes_out.
+    uint64_t live = 0;
+    for (auto& d : t.sstable_descriptors()) {
+        live += std::filesystem::file_size(d.filename(sstables::component_type::data));
+    }
+    auto st = mgr.stats();
+    uint64_t flushed = live + st.bytes_in - st.bytes_out;
+    double wa = flushed > 0 ? double(flushed + st.bytes_out) / double(flushed) : 0.0;
+    fmt::print("{:<44} {:>12.3f}\n", "bytes flushed (Data.db MB)", double(flushed) / 1e6);
+    fmt::print("{:<44} {:>12.3f}\n", "bytes written by compactions (MB)", double(st.bytes_out) / 1e6);
+    fmt::print("{:<44} {:>12.3f}\n", "bytes read by compactions (MB)", double(st.bytes_in) / 1e6);
+    fmt::print("{:<44} {:>12.2f}\n", "write amplification", wa);
+    fmt::print("{:<44} {:>12}\n", "compactions run", st.completed);
+    fmt::print("{:<44} {:>12}\n", "compactions failed or stopped", st.failed + st.stopped);
+    fmt::print("{:<44} {:>12}\n", "flushes", t.flushes());
+    fmt::print("{:<44} {:>12}\n", "sstables at most (after a flush)", max_count);
+    fmt::print("{:<44} {:>12}\n", "sstables once the manager is idle", t.sstable_count());
+    fmt::print("{:<44} {:>12.1f}\n", "load seconds (writes and flushes)", load_s);
+    fmt::print("{:<44} {:>12.1f}\n", "seconds until the manager is idle", idle_s);
+    fmt::print("{:<44} {:>12}\n", "reads checked", checks.done);
+    fmt::print("{:<44} {:>12}\n", "reads wrong", checks.wrong);
+    co_await t.stop();
+    co_return checks.wrong == 0;
+}
+
 } // namespace
 
 int perf_compaction_main(int argc, char** argv) {
     program_options::options opts("reef perf-compaction",
                                   "Major compaction of --sstables overlapping sstables: MB/s of input Data.db against "
                                   "a plain read-then-write copy of the same files (medians of --runs); point-read "
-                                  "p50/p99 while a compaction runs against the same reads with none.");
+                                  "p50/p99 while a compaction runs against the same reads with none; the write "
+                                  "amplification of a sustained load (--wa-rows, a flush every --wa-flush-every) "
+                                  "under the background compaction manager's STCS, its sstable count over time.");
     runtime_options rt;
     rt.add(opts);
     load_options lo{};
     uint64_t runs = 0, reads = 0;
+    sustained_options so{};
     std::string data_dir;
     opts.add("rows", "rows written (random keys: later sstables overwrite earlier ones' rows)", &lo.rows,
              uint64_t(300'000), uint64_t(1));
@@ -171,6 +315,12 @@ int perf_compaction_main(int argc, char** argv) {
     opts.add("runs", "compactions and copies measured; the medians are printed", &runs, uint64_t(3), uint64_t(1));
     opts.add("reads", "point reads measured with no compaction (those during one are as many as it lasts for)", &reads,
              uint64_t(2000), uint64_t(1));
+    opts.add("wa-rows", "rows of the sustained load (write amplification; 0: not run)", &so.rows,
+             uint64_t(2'000'000));
+    opts.add("wa-flush-every", "the sustained load flushes after this many rows", &so.flush_every, uint64_t(50'000),
+             uint64_t(1));
+    opts.add("wa-checks", "rows of the sustained load read back once idle (a twentieth more at each report)",
+             &so.checks, uint64_t(1000));
     opts.add("data-directory", "where the sstables go (a real disk: the figures include its fsyncs)", &data_dir,
              "/var/tmp/reef-perf");
     int exit_status = 0;
@@ -259,9 +409,15 @@ int perf_compaction_main(int argc, char** argv) {
         fmt::print("{:<44} {:>10} {:>10.1f} {:>10.1f} {:>8.2f} {:>8.2f}\n",
                    fmt::format("during a major compaction ({:.2f} s)", compaction_seconds), b.reads, b.p50, b.p99,
                    a.p50 > 0 ? b.p50 / a.p50 : 0.0, a.p99 > 0 ? b.p99 / a.p99 : 0.0);
-        fmt::print("\nwrite amplification of a sustained load: not measured (needs the background compaction "
-                   "manager)\n");
-        co_return 0;
+        if (so.rows == 0) {
+            co_return 0;
+        }
+        so.value_size = lo.value_size;
+        bool ok = co_await sustained_load(s, so, fmt::format("{}/sustained", root));
+        if (!ok) {
+            fmt::print(stderr, "reef perf-compaction: a read of the sustained load returned the wrong value\n");
+        }
+        co_return ok ? 0 : 1;
     });
     std::filesystem::remove_all(root);
     return rc;

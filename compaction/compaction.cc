@@ -30,7 +30,11 @@ public:
     }
 
     future<> fill_buffer() override {
-        co_await background_yield();
+        if (_ctl.urgent && _ctl.urgent()) {
+            co_await yield();
+        } else {
+            co_await background_yield();
+        }
         if (_ctl.stopping()) {
             throw compaction_stopped(_ctl.stop_reason);
         }

@@ -192,6 +192,9 @@ future<bool> compaction_manager::run(table_entry& e, std::vector<sstables::share
     r->major = major;
     r->inputs = inputs;
     r->ctl.limiter = &_limiter;
+    // Behind: more than twice min_threshold sstables wait (STCS would compact them in two rounds at least).
+    auto behind = 2 * size_t(std::max(2, compaction_options_of(*e.t->schema()).min_threshold));
+    r->ctl.urgent = [t = e.t, behind] { return t->sstable_set().size() > behind; };
     for (auto& sst : inputs) {
         e.compacting.insert(sst.get());
     }

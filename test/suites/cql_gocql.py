@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from suite_util import check, free_ports, logged_process
+from suite_util import check, reef_node
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(ROOT, 'build', 'dev'))
@@ -48,22 +48,17 @@ def main():
     go_build()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='reef-gocql-', dir='/var/tmp') as tmp:
-        cql, aware, api, prom = free_ports(4)
-        node = logged_process([REEF, '--workdir', os.path.join(tmp, 'work'), '--smp', '2', '--no-pin-threads',
-                               '--memory', '512M', '--native-transport-port', str(cql),
-                               '--native-shard-aware-transport-port', str(aware), '--api-port', str(api),
-                               '--prometheus-port', str(prom)], tmp, os.path.join(tmp, 'node.log'), 'node')
+        node = reef_node(REEF, tmp)
         try:
-            node.wait_for('ready:', START_TIMEOUT)
+            node.start(START_TIMEOUT)
+            cql = node.cql
             r = subprocess.run([BINARY, '-port', str(cql)], capture_output=True, text=True, timeout=300)
             print(r.stdout, end='')
             if r.returncode != 0:
                 print(node.text()[-4000:], file=sys.stderr)
             check(r.returncode == 0 and 'gocql workload: ok' in r.stdout,
                   f'gocql workload exited {r.returncode}:\n{r.stderr[-4000:]}')
-            node.proc.send_signal(15)
-            rc = node.wait_exit(STOP_TIMEOUT)
-            check(rc == 0, f'reef exited with {rc}:\n' + node.text()[-4000:])
+            node.stop(STOP_TIMEOUT)
         finally:
             node.kill()
     print(f'cql_gocql: all checks passed in {time.monotonic() - t0:.1f} s (build excluded)')

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from suite_util import check, free_ports, logged_process
+from suite_util import check, reef_node
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 VENV = os.path.join(ROOT, 'build', 'tools', 'scylla-driver')
@@ -263,21 +263,16 @@ def main():
         raise AssertionError(f'the driver in {VENV} is not scylla-driver')
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='reef-scylla-driver-', dir='/var/tmp') as tmp:
-        cql, aware, api, prom = free_ports(4)
-        node = logged_process([REEF, '--workdir', os.path.join(tmp, 'work'), '--smp', str(SHARDS),
-                               '--no-pin-threads', '--memory', '768M', '--native-transport-port', str(cql),
-                               '--native-shard-aware-transport-port', str(aware), '--api-port', str(api),
-                               '--prometheus-port', str(prom)], tmp, os.path.join(tmp, 'node.log'), 'node')
+        node = reef_node(REEF, tmp, smp=SHARDS, memory='768M')
         try:
-            node.wait_for('ready:', START_TIMEOUT)
+            node.start(START_TIMEOUT)
+            cql = node.cql
             try:
-                run_workload(cql, aware, prom)
+                run_workload(cql, node.aware, node.prom)
             except BaseException:
                 print(node.text()[-4000:], file=sys.stderr)
                 raise
-            node.proc.send_signal(15)
-            rc = node.wait_exit(STOP_TIMEOUT)
-            check(rc == 0, f'reef exited with {rc}:\n' + node.text()[-4000:])
+            node.stop(STOP_TIMEOUT)
         finally:
             node.kill()
     print(f'cql_scylla_driver: all checks passed in {time.monotonic() - t0:.1f} s')

@@ -64,3 +64,24 @@ class logged_process:
             os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self.log.close()
+
+
+class reef_node(logged_process):
+    """A Reef node with its work directory and log under `tmp`, every port free (`cql`, `aware`, `api`, `prom`);
+    ready once start() returns. stop() sends SIGTERM and fails unless the drain ends with exit 0."""
+
+    def __init__(self, reef, tmp, smp=2, memory='512M'):
+        self.cql, self.aware, self.api, self.prom = free_ports(4)
+        super().__init__([reef, '--workdir', os.path.join(tmp, 'work'), '--smp', str(smp), '--no-pin-threads',
+                          '--memory', memory, '--native-transport-port', str(self.cql),
+                          '--native-shard-aware-transport-port', str(self.aware), '--api-port', str(self.api),
+                          '--prometheus-port', str(self.prom)], tmp, os.path.join(tmp, 'node.log'), 'node')
+
+    def start(self, timeout=60):
+        self.wait_for('ready:', timeout)
+        return self
+
+    def stop(self, timeout=30):
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.wait_exit(timeout)
+        check(rc == 0, f'reef exited with {rc}:\n' + self.text()[-4000:])

@@ -47,6 +47,7 @@ database_config config_in(const tmpdir& dir, bool two_directories) {
         cfg.more_data_directories.push_back(dir.path() + "/data2");
     }
     cfg.dirty_memory_hard_limit = 64 << 20;
+    cfg.compaction_clock = [] { return deletion_time_type(-1); };  // raw reads against the model: no purge
     return cfg;
 }
 
@@ -68,11 +69,13 @@ future<> with_database(database_config cfg, Body body) {
 }
 
 schema_ptr table_schema(std::string ks, std::string name) {
-    return schema_builder(std::move(ks), std::move(name))
-        .with_column("pk", int32_type(), column_kind::partition_key)
+    schema_builder b(std::move(ks), std::move(name));
+    b.with_column("pk", int32_type(), column_kind::partition_key)
         .with_column("ck", int32_type(), column_kind::clustering_key)
-        .with_column("v", int32_type(), column_kind::regular_column)
-        .build();
+        .with_column("v", int32_type(), column_kind::regular_column);
+    // The model decides which sstables a snapshot shares with the live set: only explicit compactions run.
+    b.options().other["compaction"] = "{'class': 'SizeTieredCompactionStrategy', 'enabled': 'false'}";
+    return b.build();
 }
 
 std::vector<std::string> one(std::string v) { return std::vector<std::string>(1, std::move(v)); }

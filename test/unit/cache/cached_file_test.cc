@@ -477,9 +477,9 @@ REEF_TEST_CASE(test_tracker_metrics) {
     cached_file cf(f, data.size(), tracker);
     (void)co_await cf.read(0, 2 * ps);
     (void)co_await cf.read(10, 1);
-    auto value_of = [](const std::string& name) -> int64_t {
+    auto value_of = [](const std::string& group, const std::string& name) -> int64_t {
         for (auto& s : metrics::collect()) {
-            if (s.group == "cache" && s.name == name) {
+            if (s.group == group && s.name == name) {
                 if (auto* c = std::get_if<uint64_t>(&s.value)) {
                     return int64_t(*c);
                 }
@@ -488,10 +488,11 @@ REEF_TEST_CASE(test_tracker_metrics) {
         }
         return -1;
     };
-    BOOST_CHECK_EQUAL(value_of("page_misses"), 2);
-    BOOST_CHECK_EQUAL(value_of("page_hits"), 1);
-    BOOST_CHECK_EQUAL(value_of("bytes_used"), int64_t(2 * cached_file::page_charge()));
-    BOOST_CHECK_EQUAL(value_of("bytes_budget"), 1 << 20);
+    // ScyllaDB's names: scylla_sstables_index_page_cache_*, scylla_cache_bytes_*.
+    BOOST_CHECK_EQUAL(value_of("sstables", "index_page_cache_misses"), 2);
+    BOOST_CHECK_EQUAL(value_of("sstables", "index_page_cache_hits"), 1);
+    BOOST_CHECK_EQUAL(value_of("cache", "bytes_used"), int64_t(2 * cached_file::page_charge()));
+    BOOST_CHECK_EQUAL(value_of("cache", "bytes_total"), 1 << 20);
     co_await cf.close();
     co_await f.close();
 }

@@ -45,7 +45,7 @@ REEF_TEST_CASE(test_every_shard_registers_metrics) {
     };
     for (shard_id s = 0; s < smp::count(); ++s) {
         auto names = co_await names_on(s);
-        for (auto expected : {"reactor_tasks_processed", "reactor_sleeps", "io_reads", "io_bytes_read",
+        for (auto expected : {"reactor_tasks_processed", "reactor_sleeps", "reactor_aio_reads", "reactor_aio_bytes_read",
                               "io_reads_blocked", "io_read_ahead_dropped"}) {
             BOOST_CHECK_MESSAGE(std::find(names.begin(), names.end(), expected) != names.end(),
                                 "shard " << s << " lacks " << expected);

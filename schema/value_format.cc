@@ -641,6 +641,21 @@ duration_value parse_duration(std::string_view s) {
         fail();
     }
     int64_t months = 0, days = 0, nanos = 0;
+    // acc += n * unit, refusing what 64 bits cannot hold (never a signed overflow).
+    auto add = [&](int64_t& acc, int64_t n, int64_t unit) {
+        int64_t scaled = 0;
+        if (__builtin_mul_overflow(n, unit, &scaled) || __builtin_add_overflow(acc, scaled, &acc)) {
+            fail();
+        }
+    };
+    auto number = [&](std::string_view digits) {
+        int64_t n = 0;
+        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        if (ec != std::errc() || end != digits.data() + digits.size()) {
+            fail();
+        }
+        return n;
+    };
     auto lower = [](std::string_view x) {
         std::string r(x);
         for (auto& c : r) {
@@ -669,22 +684,22 @@ duration_value parse_duration(std::string_view s) {
             if (start == i || i == b.size()) {
                 fail();
             }
-            int64_t n = std::stoll(b.substr(start, i - start));
+            int64_t n = number(std::string_view(b).substr(start, i - start));
             char u = b[i++];
             if (!in_time && u == 'y') {
-                months += n * 12;
+                add(months, n, 12);
             } else if (!in_time && u == 'm') {
-                months += n;
+                add(months, n, 1);
             } else if (!in_time && u == 'w') {
-                days += n * 7;
+                add(days, n, 7);
             } else if (!in_time && u == 'd') {
-                days += n;
+                add(days, n, 1);
             } else if (in_time && u == 'h') {
-                nanos += n * 3600000000000LL;
+                add(nanos, n, 3600000000000LL);
             } else if (in_time && u == 'm') {
-                nanos += n * 60000000000LL;
+                add(nanos, n, 60000000000LL);
             } else if (in_time && u == 's') {
-                nanos += n * 1000000000LL;
+                add(nanos, n, 1000000000LL);
             } else {
                 fail();
             }
@@ -700,32 +715,32 @@ duration_value parse_duration(std::string_view s) {
             if (start == i) {
                 fail();
             }
-            int64_t n = std::stoll(b.substr(start, i - start));
+            int64_t n = number(std::string_view(b).substr(start, i - start));
             size_t ustart = i;
             while (i < b.size() && !std::isdigit(static_cast<unsigned char>(b[i]))) {
                 ++i;
             }
             std::string u = b.substr(ustart, i - ustart);
             if (u == "y") {
-                months += n * 12;
+                add(months, n, 12);
             } else if (u == "mo") {
-                months += n;
+                add(months, n, 1);
             } else if (u == "w") {
-                days += n * 7;
+                add(days, n, 7);
             } else if (u == "d") {
-                days += n;
+                add(days, n, 1);
             } else if (u == "h") {
-                nanos += n * 3600000000000LL;
+                add(nanos, n, 3600000000000LL);
             } else if (u == "m") {
-                nanos += n * 60000000000LL;
+                add(nanos, n, 60000000000LL);
             } else if (u == "s") {
-                nanos += n * 1000000000LL;
+                add(nanos, n, 1000000000LL);
             } else if (u == "ms") {
-                nanos += n * 1000000LL;
+                add(nanos, n, 1000000LL);
             } else if (u == "us" || u == "\xc2\xb5s") {
-                nanos += n * 1000LL;
+                add(nanos, n, 1000LL);
             } else if (u == "ns") {
-                nanos += n;
+                add(nanos, n, 1);
             } else {
                 fail();
             }

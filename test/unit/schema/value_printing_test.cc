@@ -479,3 +479,14 @@ BOOST_AUTO_TEST_CASE(json_values_read_back) {
         BOOST_CHECK_MESSAGE(std::string(e.what()).find("int") != std::string::npos, e.what());
     }
 }
+
+// A duration whose units overflow 64-bit nanoseconds (or 32-bit months and days) is refused, never computed with
+// signed overflow (UBSan found "999999999999m" through the statement fuzzer).
+BOOST_AUTO_TEST_CASE(duration_text_that_overflows_is_refused) {
+    for (auto text : {"999999999999m", "9223372036854775807ns1ns", "99999999999999999999h", "PT999999999999M",
+                      "9223372036854775807y", "2562048h", "P99999999999999Y", "-9999999999w"}) {
+        BOOST_CHECK_THROW(parse_duration(text), std::invalid_argument);
+    }
+    auto d = parse_duration("2562047h");
+    BOOST_CHECK_EQUAL(d.nanoseconds, int64_t(2562047) * 3600000000000LL);
+}

@@ -136,18 +136,10 @@ def main():
     cqlsh_path()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='reef-cqlsh-copy-', dir='/var/tmp') as tmp:
-        node = reef_node(REEF, tmp)
-        try:
+        with reef_node(REEF, tmp) as node:
             node.start(START_TIMEOUT)
-            cql = node.cql
-            try:
-                run(cql, tmp)
-            except BaseException:
-                print(node.text()[-4000:], file=sys.stderr)
-                raise
+            run(node.cql, tmp)
             node.stop(STOP_TIMEOUT)
-        finally:
-            node.kill()
     print(f'cql_cqlsh_copy: all checks passed in {time.monotonic() - t0:.1f} s')
 
 

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from suite_util import check, reef_node
+from suite_util import check, reef_node, run_client
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(ROOT, 'build', 'dev'))
@@ -48,19 +48,10 @@ def main():
     go_build()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='reef-gocql-', dir='/var/tmp') as tmp:
-        node = reef_node(REEF, tmp)
-        try:
+        with reef_node(REEF, tmp) as node:
             node.start(START_TIMEOUT)
-            cql = node.cql
-            r = subprocess.run([BINARY, '-port', str(cql)], capture_output=True, text=True, timeout=300)
-            print(r.stdout, end='')
-            if r.returncode != 0:
-                print(node.text()[-4000:], file=sys.stderr)
-            check(r.returncode == 0 and 'gocql workload: ok' in r.stdout,
-                  f'gocql workload exited {r.returncode}:\n{r.stderr[-4000:]}')
+            run_client([BINARY, '-port', str(node.cql)], 'gocql workload: ok', 'gocql workload')
             node.stop(STOP_TIMEOUT)
-        finally:
-            node.kill()
     print(f'cql_gocql: all checks passed in {time.monotonic() - t0:.1f} s (build excluded)')
 
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from suite_util import check, reef_node
+from suite_util import check, reef_node, run_client
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(ROOT, 'build', 'dev'))
@@ -61,20 +61,11 @@ def main():
     cp = build()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='reef-java-driver-', dir='/var/tmp') as tmp:
-        node = reef_node(REEF, tmp)
-        try:
+        with reef_node(REEF, tmp) as node:
             node.start(START_TIMEOUT)
-            cql = node.cql
-            r = subprocess.run(['java', '-cp', cp, 'reef.Workload', str(cql), '400', 'datacenter1'],
-                               capture_output=True, text=True, timeout=300)
-            print(r.stdout, end='')
-            if r.returncode != 0:
-                print(node.text()[-4000:], file=sys.stderr)
-            check(r.returncode == 0 and 'java driver workload: ok' in r.stdout,
-                  f'java workload exited {r.returncode}:\n{r.stderr[-6000:]}')
+            run_client(['java', '-cp', cp, 'reef.Workload', str(node.cql), '400', 'datacenter1'],
+                       'java driver workload: ok', 'java workload')
             node.stop(STOP_TIMEOUT)
-        finally:
-            node.kill()
     print(f'cql_java_driver: all checks passed in {time.monotonic() - t0:.1f} s (build excluded)')
 
 

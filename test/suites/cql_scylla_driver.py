@@ -263,18 +263,10 @@ def main():
         raise AssertionError(f'the driver in {VENV} is not scylla-driver')
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='reef-scylla-driver-', dir='/var/tmp') as tmp:
-        node = reef_node(REEF, tmp, smp=SHARDS, memory='768M')
-        try:
+        with reef_node(REEF, tmp, smp=SHARDS, memory='768M') as node:
             node.start(START_TIMEOUT)
-            cql = node.cql
-            try:
-                run_workload(cql, node.aware, node.prom)
-            except BaseException:
-                print(node.text()[-4000:], file=sys.stderr)
-                raise
+            run_workload(node.cql, node.aware, node.prom)
             node.stop(STOP_TIMEOUT)
-        finally:
-            node.kill()
     print(f'cql_scylla_driver: all checks passed in {time.monotonic() - t0:.1f} s')
 
 

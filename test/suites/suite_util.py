@@ -4,6 +4,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 
@@ -68,7 +69,8 @@ class logged_process:
 
 class reef_node(logged_process):
     """A Reef node with its work directory and log under `tmp`, every port free (`cql`, `aware`, `api`, `prom`);
-    ready once start() returns. stop() sends SIGTERM and fails unless the drain ends with exit 0."""
+    ready once start() returns. stop() sends SIGTERM and fails unless the drain ends with exit 0. As a context
+    manager it is killed on the way out, its log printed if the block failed."""
 
     def __init__(self, reef, tmp, smp=2, memory='512M'):
         self.cql, self.aware, self.api, self.prom = free_ports(4)
@@ -76,6 +78,16 @@ class reef_node(logged_process):
                           '--memory', memory, '--native-transport-port', str(self.cql),
                           '--native-shard-aware-transport-port', str(self.aware), '--api-port', str(self.api),
                           '--prometheus-port', str(self.prom)], tmp, os.path.join(tmp, 'node.log'), 'node')
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        """Kills the node if it still runs; on a failure, prints its log's tail first."""
+        if exc_type is not None:
+            print(self.text()[-4000:], file=sys.stderr)
+        self.kill()
+        return False
 
     def start(self, timeout=60):
         self.wait_for('ready:', timeout)
@@ -85,3 +97,10 @@ class reef_node(logged_process):
         self.proc.send_signal(signal.SIGTERM)
         rc = self.wait_exit(timeout)
         check(rc == 0, f'reef exited with {rc}:\n' + self.text()[-4000:])
+
+
+def run_client(args, ok_text, what):
+    """Runs a driver's workload program (stdout echoed); fails unless it exits 0 having printed ok_text."""
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    print(r.stdout, end='')
+    check(r.returncode == 0 and ok_text in r.stdout, f'{what} exited {r.returncode}:\n{r.stderr[-6000:]}')

@@ -1,5 +1,5 @@
-// Helpers of the sharded database's tests: a write sent from a chosen shard, a query's result in the model's form,
-// and counting a directory's files.
+// Helpers of the sharded database's tests: a database run around a body, a write sent from a chosen shard, a
+// query's result in the model's form, and counting a directory's files.
 // Each does exactly what its name says and nothing else (no checks).
 #pragma once
 
@@ -26,6 +26,24 @@ inline std::vector<mutation> query_result_canonical(std::vector<mutation> ms) {
     }
     std::erase_if(ms, is_empty);
     return ms;
+}
+
+// Runs body(db) on a database started on cfg's directories, and stops it whatever happens.
+template <typename Body>
+future<> with_database(database_config cfg, Body body) {
+    sharded<database> db;
+    co_await db.start(&db, cfg);
+    std::exception_ptr err;
+    try {
+        co_await db.local().start();
+        co_await body(db);
+    } catch (...) {
+        err = std::current_exception();
+    }
+    co_await db.stop();
+    if (err) {
+        std::rethrow_exception(err);
+    }
 }
 
 // The regular files directly in dir (sstable components, commitlog segments).

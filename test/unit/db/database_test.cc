@@ -43,24 +43,6 @@ database_config config_in(const tmpdir& dir, size_t dirty_limit = 64 << 20) {
     return cfg;
 }
 
-// Runs body(db) on a database started on cfg's directories, and stops it whatever happens.
-template <typename Body>
-future<> with_database(database_config cfg, Body body) {
-    sharded<database> db;
-    co_await db.start(&db, cfg);
-    std::exception_ptr err;
-    try {
-        co_await db.local().start();
-        co_await body(db);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await db.stop();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-}
-
 std::vector<mutation> canonical_expected(const schema_ptr& s, const mutation_model& model, const dht::partition_range& pr,
                                          const clustering_ranges& slice, bool reversed) {
     auto ms = canonical_mutations(s, expected_read(model, pr, slice, reversed), reversed);

@@ -27,24 +27,6 @@ keyspace_definition simple_keyspace(std::string name) {
     return keyspace_definition{std::move(name), {{"class", "SimpleStrategy"}, {"replication_factor", "1"}}, true};
 }
 
-// Runs body(db) on a database started on cfg, and stops it whatever happens.
-template <typename Body>
-future<> with_database(database_config cfg, Body body) {
-    sharded<database> db;
-    co_await db.start(&db, cfg);
-    std::exception_ptr err;
-    try {
-        co_await db.local().start();
-        co_await body(db);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await db.stop();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-}
-
 clustering_ranges full_slice() { return clustering_ranges{position_range::full()}; }
 
 // What one shard's user-table manager shows, and what its tables hold (to check the account).

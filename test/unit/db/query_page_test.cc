@@ -25,23 +25,6 @@ keyspace_definition simple_keyspace() {
     return keyspace_definition{"ks", {{"class", "SimpleStrategy"}, {"replication_factor", "1"}}, true};
 }
 
-template <typename Body>
-future<> with_database(database_config cfg, Body body) {
-    sharded<database> db;
-    co_await db.start(&db, cfg);
-    std::exception_ptr err;
-    try {
-        co_await db.local().start();
-        co_await body(db);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await db.stop();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-}
-
 // One result row as text: the partition, the row's key, the row and the partition's static row.
 std::string row_text(const mutation& m, const clustering_key_prefix* ck) {
     mutation one(m.schema(), m.decorated_key());

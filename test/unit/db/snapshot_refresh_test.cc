@@ -51,23 +51,6 @@ database_config config_in(const tmpdir& dir, bool two_directories) {
     return cfg;
 }
 
-template <typename Body>
-future<> with_database(database_config cfg, Body body) {
-    sharded<database> db;
-    co_await db.start(&db, cfg);
-    std::exception_ptr err;
-    try {
-        co_await db.local().start();
-        co_await body(db);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await db.stop();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-}
-
 schema_ptr table_schema(std::string ks, std::string name) {
     schema_builder b(std::move(ks), std::move(name));
     b.with_column("pk", int32_type(), column_kind::partition_key)

@@ -2,6 +2,7 @@
 // configured addresses, system.peers / peers_v2 and the empty system_schema tables present and empty, the
 // system_schema rows of the system keyspaces, and system_virtual_schema describing itself; across a restart.
 #include "db/database.hh"
+#include "test/lib/database_test_support.hh"
 #include "db/schema_tables.hh"
 #include "runtime/smp.hh"
 #include "test/lib/reef_test.hh"
@@ -42,23 +43,6 @@ future<size_t> live_row_count(database& db, schema_ptr table) {
         n += schema_tables::live_rows(m).size();
     }
     co_return n;
-}
-
-template <typename Body>
-future<> with_database(database_config cfg, Body body) {
-    sharded<database> db;
-    co_await db.start(&db, cfg);
-    std::exception_ptr err;
-    try {
-        co_await db.local().start();
-        co_await body(db);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await db.stop();
-    if (err) {
-        std::rethrow_exception(err);
-    }
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/table_read_check.hh"
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
 #include "test/lib/writable_mutation.hh"
@@ -26,38 +27,6 @@ using namespace reef;
 using namespace reef::testing;
 
 namespace {
-
-std::vector<mutation> canonical(const schema_ptr& s, const std::vector<mutation_fragment>& fs, bool reversed) {
-    auto ms = canonical_mutations(s, fs, reversed);
-    std::erase_if(ms, is_empty);
-    return ms;
-}
-
-// A read of the table (a random range, slice, direction, cache or bypass) compared with the model.
-future<> check_read(table& t, const mutation_model& model, mutation_generator& g, const std::string& when) {
-    auto s = t.schema();
-    auto keys = keys_of(model);
-    auto pr = g.rnd(0, 2) ? dht::partition_range::full() : random_partition_range(g, keys);
-    auto forward_slice = g.rnd(0, 1) ? clustering_ranges{position_range::full()} : g.make_ranges();
-    bool reversed = g.rnd(0, 1);
-    auto slice = reversed ? reverse_ranges(forward_slice) : forward_slice;
-    auto bypass = g.rnd(0, 3) == 0 ? bypass_cache::yes : bypass_cache::no;
-    auto r = t.make_reader(reader_permit(), {.range = pr, .slice = slice, .order = read_order_for(reversed), .bypass = bypass});
-    std::vector<mutation_fragment> got;
-    std::exception_ptr err;
-    try {
-        got = co_await read_validated(r, reversed);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await r.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    auto a = canonical(s, got, reversed);
-    auto b = canonical(s, expected_read(model, pr, slice, reversed), reversed);
-    BOOST_REQUIRE_MESSAGE(a == b, when << " (reversed " << reversed << "):\n" << describe(a) << "!=\n" << describe(b));
-}
 
 schema_ptr with_compaction(const schema_ptr& s, const std::string& literal, int32_t gc_grace = -1) {
     schema_builder b(*s);
@@ -178,7 +147,7 @@ REEF_TEST_CASE(test_background_compaction_reads_back_random_writes) {
                         switch (g.rnd(0, 14)) {
                         case 0: case 1: case 2:
                             ++reads;
-                            co_await check_read(t, model, g, "during writes and compactions");
+                            co_await check_table_read(t, model, g, "during writes and compactions");
                             break;
                         case 3: case 4:
                             co_await t.flush();
@@ -198,7 +167,7 @@ REEF_TEST_CASE(test_background_compaction_reads_back_random_writes) {
                     }
                     co_await t.flush();
                     co_await mgr.wait_idle();
-                    co_await check_read(t, model, g, "idle");
+                    co_await check_table_read(t, model, g, "idle");
                     for (auto& c : mgr.compactions()) {
                         BOOST_FAIL("a compaction still listed: " << c.id);
                     }
@@ -209,7 +178,7 @@ REEF_TEST_CASE(test_background_compaction_reads_back_random_writes) {
                 BOOST_REQUIRE_EQUAL(mgr.stats().failed, 0u);
                 table t2(s, cfg);
                 co_await t2.start();
-                co_await check_read(t2, model, g, "after the restart");
+                co_await check_table_read(t2, model, g, "after the restart");
                 co_await t2.stop();
             }
         }

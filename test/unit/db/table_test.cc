@@ -10,6 +10,7 @@
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/table_read_check.hh"
 #include "test/lib/writable_mutation.hh"
 #include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
@@ -26,41 +27,6 @@ using namespace reef;
 using namespace reef::testing;
 
 namespace {
-
-// canonical_mutations without the partitions that hold nothing: a read may give an empty partition (one whose
-// rows all fall outside the slice, or whose data its own tombstones deleted) that a compaction dropped.
-std::vector<mutation> canonical(const schema_ptr& s, const std::vector<mutation_fragment>& fs, bool reversed) {
-    auto ms = canonical_mutations(s, fs, reversed);
-    std::erase_if(ms, is_empty);
-    return ms;
-}
-
-// Reads the table (a random range, slice and direction) and compares with the model.
-future<> check_read(table& t, const mutation_model& model, mutation_generator& g, const std::string& when) {
-    auto s = t.schema();
-    auto keys = keys_of(model);
-    auto pr = g.rnd(0, 2) ? dht::partition_range::full() : random_partition_range(g, keys);
-    auto forward_slice = g.rnd(0, 1) ? clustering_ranges{position_range::full()} : g.make_ranges();
-    bool reversed = g.rnd(0, 1);
-    auto slice = reversed ? reverse_ranges(forward_slice) : forward_slice;
-    auto bypass = g.rnd(0, 3) == 0 ? bypass_cache::yes : bypass_cache::no;
-    auto r = t.make_reader(reader_permit(),
-                           {.range = pr, .slice = slice, .order = read_order_for(reversed), .bypass = bypass});
-    std::vector<mutation_fragment> got;
-    std::exception_ptr err;
-    try {
-        got = co_await read_validated(r, reversed);
-    } catch (...) {
-        err = std::current_exception();
-    }
-    co_await r.close();
-    if (err) {
-        std::rethrow_exception(err);
-    }
-    auto a = canonical(s, got, reversed);
-    auto b = canonical(s, expected_read(model, pr, slice, reversed), reversed);
-    BOOST_REQUIRE_MESSAGE(a == b, when << " (reversed " << reversed << "):\n" << describe(a) << "!=\n" << describe(b));
-}
 
 table_config config_in(const tmpdir& dir, mutation_generator& g) {
     table_config cfg;
@@ -124,11 +90,11 @@ REEF_TEST_CASE(test_table_reads_back_random_writes) {
                         switch (g.rnd(0, 12)) {
                         case 0: case 1: case 2:
                             ++reads;
-                            co_await check_read(t, model, g, "during writes");
+                            co_await check_table_read(t, model, g, "during writes");
                             break;
                         case 3:
                             co_await t.flush();
-                            co_await check_read(t, model, g, "after flush");
+                            co_await check_table_read(t, model, g, "after flush");
                             break;
                         case 4:
                         {
@@ -138,7 +104,7 @@ REEF_TEST_CASE(test_table_reads_back_random_writes) {
                             // One sstable, and those that background flushes wrote meanwhile.
                             BOOST_REQUIRE_LE(t.sstable_count(), 1u + (t.flushes() - flushes_before));
                         }
-                            co_await check_read(t, model, g, "after compaction");
+                            co_await check_table_read(t, model, g, "after compaction");
                             break;
                         case 5:
                             co_await yield();
@@ -148,15 +114,15 @@ REEF_TEST_CASE(test_table_reads_back_random_writes) {
                     co_await t.flush();
                     BOOST_REQUIRE_EQUAL(t.sealed_memtable_count(), 0u);
                     BOOST_REQUIRE(t.active_memtable().empty());
-                    co_await check_read(t, model, g, "after the last flush");
+                    co_await check_table_read(t, model, g, "after the last flush");
                     flushes += t.flushes();
                     co_await t.stop();
                 }
                 table t2(s, cfg);
                 co_await t2.start();
-                co_await check_read(t2, model, g, "after restart");
+                co_await check_table_read(t2, model, g, "after restart");
                 co_await t2.compact_all(-1);
-                co_await check_read(t2, model, g, "after restart and compaction");
+                co_await check_table_read(t2, model, g, "after restart and compaction");
                 co_await t2.stop();
             }
         }
@@ -289,7 +255,7 @@ REEF_TEST_CASE(test_table_failed_flush_keeps_memtable) {
     BOOST_CHECK_EQUAL(t.sstable_count(), 0u);
     BOOST_CHECK_EQUAL(files_in(cfg.directory), 0u);
     for (int i = 0; i < 5; ++i) {
-        co_await check_read(t, model, g, "after the failed flush");
+        co_await check_table_read(t, model, g, "after the failed flush");
     }
     // Still writable; the next flush writes both memtables.
     for (int w = 0; w < 10; ++w) {
@@ -297,17 +263,17 @@ REEF_TEST_CASE(test_table_failed_flush_keeps_memtable) {
         t.apply(m);
         apply_to_model(model, m);
     }
-    co_await check_read(t, model, g, "writes after the failed flush");
+    co_await check_table_read(t, model, g, "writes after the failed flush");
     fail = false;
     co_await t.flush();
     BOOST_CHECK_EQUAL(t.sealed_memtable_count(), 0u);
     BOOST_CHECK_EQUAL(t.sstable_count(), 2u);
-    co_await check_read(t, model, g, "after the retried flush");
+    co_await check_table_read(t, model, g, "after the retried flush");
     co_await t.stop();
     table t2(s, cfg);
     co_await t2.start();
     BOOST_CHECK_EQUAL(t2.sstable_count(), 2u);
-    co_await check_read(t2, model, g, "after restart");
+    co_await check_table_read(t2, model, g, "after restart");
     co_await t2.stop();
 }
 
@@ -360,7 +326,7 @@ REEF_TEST_CASE(test_table_flush_to_full_disk) {
         t.apply(m);
         apply_to_model(model, m);
         if (w % 50 == 0) {
-            co_await check_read(t, model, g, "while background flushes fail");
+            co_await check_table_read(t, model, g, "while background flushes fail");
         }
     }
     bool threw = false;
@@ -376,17 +342,17 @@ REEF_TEST_CASE(test_table_flush_to_full_disk) {
     BOOST_CHECK_EQUAL(t.sstable_count(), 0u);
     BOOST_CHECK_EQUAL(files_in(cfg.directory), 0u);
     for (int i = 0; i < 5; ++i) {
-        co_await check_read(t, model, g, "after the failed flush");
+        co_await check_table_read(t, model, g, "after the failed flush");
     }
     BOOST_REQUIRE(fs.resize("64m"));
     co_await t.flush();
     BOOST_CHECK_EQUAL(t.sealed_memtable_count(), 0u);
     BOOST_CHECK_GE(t.sstable_count(), 1u);
-    co_await check_read(t, model, g, "after the disk grew");
+    co_await check_table_read(t, model, g, "after the disk grew");
     co_await t.stop();
     table t2(s, cfg);
     co_await t2.start();
-    co_await check_read(t2, model, g, "after restart");
+    co_await check_table_read(t2, model, g, "after restart");
     co_await t2.stop();
 }
 
@@ -438,10 +404,10 @@ REEF_TEST_CASE(test_table_read_across_compaction) {
         BOOST_CHECK(!std::filesystem::exists(d.filename(sstables::component_type::toc)));
         BOOST_CHECK(!std::filesystem::exists(d.filename(sstables::component_type::data)));
     }
-    auto a = canonical(s, got, false);
-    auto b = canonical(s, expected_read(model, dht::partition_range::full(), {position_range::full()}, false), false);
+    auto a = canonical_nonempty(s, got, false);
+    auto b = canonical_nonempty(s, expected_read(model, dht::partition_range::full(), {position_range::full()}, false), false);
     BOOST_REQUIRE_MESSAGE(a == b, describe(a) << "!=\n" << describe(b));
-    co_await check_read(t, model, g, "after the compaction");
+    co_await check_table_read(t, model, g, "after the compaction");
     co_await t.stop();
 }
 
@@ -470,8 +436,8 @@ REEF_TEST_CASE(test_table_read_bypasses_caches) {
         auto r = t.make_reader(reader_permit(), {.range = pr, .slice = slice, .bypass = bypass});
         auto got = co_await read_validated(r, false);
         co_await r.close();
-        auto a = canonical(s, got, false);
-        auto b = canonical(s, expected_read(model, pr, slice, false), false);
+        auto a = canonical_nonempty(s, got, false);
+        auto b = canonical_nonempty(s, expected_read(model, pr, slice, false), false);
         BOOST_REQUIRE_MESSAGE(a == b, describe(a) << "!=\n" << describe(b));
     };
     for (int q = 0; q < 20; ++q) {
@@ -539,8 +505,8 @@ REEF_TEST_CASE(test_table_reads_under_reader_concurrency_semaphore) {
         }
         co_await r.close();
         --running;
-        auto a = canonical(s, got, reversed);
-        auto b = canonical(s, expected_read(model, pr, slice, reversed), reversed);
+        auto a = canonical_nonempty(s, got, reversed);
+        auto b = canonical_nonempty(s, expected_read(model, pr, slice, reversed), reversed);
         BOOST_REQUIRE_MESSAGE(a == b, "read " << i << ": " << describe(a) << "!=\n" << describe(b));
     };
     std::vector<future<>> reads;

@@ -6,7 +6,9 @@ to a room needs no edit here. Each build.ninja re-runs this script when the
 script changes or when a file is added to a source folder.
 """
 import argparse
+import functools
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -134,6 +136,12 @@ def source_dirs():
     return dirs
 
 
+@functools.lru_cache(maxsize=None)
+def source_text(path):
+    with open(os.path.join(ROOT, path), errors='replace') as fh:
+        return fh.read()
+
+
 def include_closure(start):
     """The .cc files a source needs: its own, plus the .cc of every project header it includes, transitively."""
     seen, todo, out = set(), [start], []
@@ -146,19 +154,20 @@ def include_closure(start):
             out.append(f)
         elif f.endswith('.hh'):
             todo.append(f[:-len('.hh')] + '.cc')
-            # The small rooms define one header's functions in several .cc files (schema/types.hh's in
-            # type_printing.cc, ...): take every .cc of the folder that includes the header.
+            # A room may define one header's functions in several .cc files (schema/types.hh's in
+            # type_printing.cc, db/schema_tables.hh's in system_table_schemas.cc, reader_permit's in
+            # reader_concurrency_semaphore.cc): take every .cc of the folder that includes the header.
             folder = os.path.dirname(f)
-            if folder in ('utils', 'schema', 'mutation'):
-                for c in find_sources(folder):
-                    with open(os.path.join(ROOT, c), errors='replace') as fh:
-                        if f'#include "{f}"' in fh.read():
-                            todo.append(c)
-        with open(os.path.join(ROOT, f), errors='replace') as fh:
-            for line in fh:
-                line = line.strip()
-                if line.startswith('#include "'):
-                    todo.append(line[len('#include "'):].split('"')[0])
+            for c in (find_sources(folder) if folder in ROOMS or folder == 'test/lib' else []):
+                if f'#include "{f}"' in source_text(c):
+                    todo.append(c)
+        for line in source_text(f).splitlines():
+            line = line.strip()
+            if line.startswith('#include "'):
+                todo.append(line[len('#include "'):].split('"')[0])
+            elif f.endswith('.hh') and line.startswith('//'):
+                # A header whose functions live in another room's .cc says so: "Defined in cql/cql_lexer.cc".
+                todo += re.findall(r'[Dd]efined in ([\w/]+\.cc)', line)
     return sorted(out)
 
 

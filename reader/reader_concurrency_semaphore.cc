@@ -1,6 +1,7 @@
 // reader_permit and reader_concurrency_semaphore. See reader_permit.hh and reader_concurrency_semaphore.hh.
 // The permit's state lives here because the two are one mechanism: a permit's death is a semaphore's release.
 #include "reader/reader_concurrency_semaphore.hh"
+#include "reader/reader_permit.hh"
 
 #include "runtime/reactor.hh"
 

@@ -188,7 +188,8 @@ data_type parse_class_name(std::string_view s);
 using user_type_resolver = std::function<data_type(std::string_view keyspace, std::string_view name)>;
 
 // Parses CQL type syntax: "int", "frozen<map<text, int>>", "tuple<int, text>", "addr", "ks.addr".
-// A user type name needs a resolver; a bare user type is non-frozen, as in CQL.
+// A user type name needs a resolver; a bare user type is non-frozen, as in CQL. Defined in cql/cql_lexer.cc,
+// whose tokenizer it shares.
 data_type parse_cql_type(std::string_view s, const user_type_resolver& resolve = {});
 
 // An identifier as CQL needs it written: bare when lowercase alphanumeric, else double-quoted.

@@ -26,6 +26,18 @@ TAIL_LINES = 60
 # Folders of test drivers (executable files) and the modes they run in (None: every mode). The fuzzers run
 # once, in the debug pass, on the fuzz build (clang, ASan + UBSan) that test.py builds along with debug.
 SCRIPT_FOLDERS = {'interop': None, 'suites': None, 'fuzz': 'debug'}
+# A script that names its modes in its first lines ("# test.py modes: dev") runs only in those: the checks of
+# bytes and protocols against Cassandra's and the drivers' own code, where ASan would add minutes and no coverage.
+MODES_MARK = '# test.py modes:'
+
+
+def script_modes(path):
+    """The modes a script asks to run in, or None for every mode."""
+    with open(path, errors='replace') as f:
+        for _, line in zip(range(15), f):
+            if line.startswith(MODES_MARK):
+                return line[len(MODES_MARK):].split()
+    return None
 FUZZ_COMPILER = os.environ.get('REEF_FUZZ_CXX', 'clang++-16')
 
 
@@ -155,7 +167,7 @@ def collect(mode, filters, repeat):
             continue
         for f in sorted(os.listdir(scripts)):
             path = os.path.join(scripts, f)
-            if os.path.isfile(path) and os.access(path, os.X_OK):
+            if os.path.isfile(path) and os.access(path, os.X_OK) and mode in (script_modes(path) or [mode]):
                 add(f'{folder}/{f}', [path], safe(f'{folder}.{f}'))
     return tests, failures
 

@@ -187,7 +187,7 @@ def main():
     if missing:
         unavailable(f'the fuzz build lacks {", ".join(sorted(set(missing)))} (./configure.py --mode=fuzz && '
                     f'ninja -C build/fuzz; needs clang-16 and libclang-rt-16-dev)')
-    seconds = int(os.environ.get('REEF_FUZZ_SECONDS', '25'))
+    seconds = int(os.environ.get('REEF_FUZZ_SECONDS', '15'))
     failures = []
     for target, dataset in RUNS:
         if dataset and not os.path.isdir(os.path.join(CORPUS, dataset)):

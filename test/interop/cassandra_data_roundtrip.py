@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# test.py modes: dev
 """Moving data between a Reef node and a real Cassandra 5.0.9 node (../shared/tools/cassandra-peer, `peer node`),
 both on free loopback ports, with Cassandra's own tools, Reef driven through its REST API:
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """Random differential test of utils/java_double_format against the JVM: JavaDoubleFormat.java (this folder) prints
 Java 17's Double.toString and Float.toString for COUNT random doubles and COUNT floats from a fresh seed, and
 java_double_format_test (test_jvm_vectors, reading that stream) checks that Reef prints the same text for each.

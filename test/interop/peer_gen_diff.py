@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """Random differential test against Apache Cassandra: `peer gen` (../shared/tools/cassandra-peer, Cassandra
 5.0.9 in one JVM) invents random tables, writes them with Cassandra's own writer and dumps them with Cassandra's
 sstabledump code (expected.json); `reef sstable dump-data` must print the same JSON values for every table.

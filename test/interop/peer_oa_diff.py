@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """Random differential test of Reef's oa (Cassandra 5.0) reading: `peer gen` invents random tables (written as nb),
 each table's statements are replayed with `bin/peer write --format oa` (the replay line gen puts in data.cql), the
 oa sstables are dumped by Cassandra's sstabledump code (`bin/peer dump -t`) and by `reef sstable dump-data`, and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """Round trip of Reef's `me` writer through Cassandra for random tables: `peer gen` (../shared/tools/cassandra-peer,
 Cassandra 5.0.9) invents a fresh batch of tables (a new seed every run, printed; REEF_PEER_SEED=S repeats it) and
 writes them as nb with Cassandra's own writer; `reef sstable upgrade` reads each sstable and writes it as `me`; then

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """Round trip of Reef's sstable writer through Cassandra: every dataset of the peer corpus (../shared/peer-sstables)
 is read by Reef and written again as `me` (`reef sstable rewrite`: LZ4 where the original is compressed, plain with
 CRC.db where it is not), then Cassandra 5.0.9's own sstabledump code (`bin/peer dump -t --now 1750000000`, one JVM

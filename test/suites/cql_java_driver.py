@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# test.py modes: dev
 """The DataStax Java driver 4.x (com.datastax.oss:java-driver-core 4.17.0 from Maven Central, pinned by
 test/drivers/java-driver/pom.xml) against a `reef --smp 2` node on free loopback ports: Maven resolves the
 driver's classpath (`mvn dependency:build-classpath`, cached in ~/.m2), javac compiles

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# test.py modes: dev
 """PyPI's scylla-api-client 1.1 (a real third-party client of ScyllaDB's REST API) against a `reef` node on free
 loopback ports: `-lm` lists every module /api-doc lists, `-lmc` a module's commands, and every operation every
 module documents is called through the client (GETs first, then POSTs and DELETEs, drain last) with its required

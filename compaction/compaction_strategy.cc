@@ -2,6 +2,7 @@
 #include "compaction/compaction_strategy.hh"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -182,10 +183,30 @@ bool worth_dropping_tombstones(const candidate& c, const strategy_input& in, con
     if (o.unchecked_tombstone_compaction) {
         return true;
     }
-    auto overlapping = [&](const std::vector<candidate>& v) {
-        return std::any_of(v.begin(), v.end(), [&](auto& x) { return x.id != c.id && overlaps(c, x); });
-    };
-    return !overlapping(in.sstables) && !overlapping(in.compacting);
+    return non_overlapping_share(c, in) * c.droppable_tombstone_ratio > o.tombstone_threshold;
+}
+
+double non_overlapping_share(const candidate& c, const strategy_input& in) {
+    // The other sstables' token ranges clipped to c's, then their union's length: tokens are uniform (murmur3),
+    // so a share of the range is a share of the keys (Cassandra asks its index summary instead).
+    std::vector<std::pair<long double, long double>> covered;
+    for (auto* v : {&in.sstables, &in.compacting}) {
+        for (auto& x : *v) {
+            if (x.id != c.id && overlaps(c, x)) {
+                covered.emplace_back(std::max(x.first_token, c.first_token), std::min(x.last_token, c.last_token));
+            }
+        }
+    }
+    std::sort(covered.begin(), covered.end());
+    long double span = (long double)c.last_token - c.first_token + 1, overlap = 0, end = -INFINITY;
+    for (auto [first, last] : covered) {
+        first = std::max(first, end + 1);
+        if (first <= last) {
+            overlap += last - first + 1;
+        }
+        end = std::max(end, last);
+    }
+    return double(std::max<long double>(0, 1 - overlap / span));
 }
 
 int64_t window_start(const compaction_options& o, int64_t timestamp) {

@@ -69,9 +69,11 @@ std::vector<candidate> most_interesting_bucket(const std::vector<std::vector<can
 std::vector<uint64_t> fully_expired(const strategy_input& in);
 
 // Cassandra's worthDroppingTombstones: old enough (tombstone_compaction_interval), its droppable ratio above
-// tombstone_threshold, and either unchecked_tombstone_compaction or no other sstable overlapping its token range
-// (so that the tombstones can be dropped: Cassandra estimates the overlap's share of keys, Reef requires none).
+// tombstone_threshold, and either unchecked_tombstone_compaction or, counting only its keys outside every other
+// sstable's token range (where the tombstones can go), still above the threshold: ratio x non-overlapping share.
 bool worth_dropping_tombstones(const candidate& c, const strategy_input& in, const compaction_options& o);
+// The share of c's token range that no other sstable's range (chosen or being compacted) covers, in [0, 1].
+double non_overlapping_share(const candidate& c, const strategy_input& in);
 
 // TWCS: the start (seconds) of the window holding a timestamp (in the table's timestamp unit).
 int64_t window_start(const compaction_options& o, int64_t timestamp);

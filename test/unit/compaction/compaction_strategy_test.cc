@@ -293,7 +293,7 @@ BOOST_AUTO_TEST_CASE(fully_expired_and_tombstone_candidates) {
     BOOST_REQUIRE(job);
     BOOST_TEST((job->kind == job_kind::tombstone));
     BOOST_TEST((job->ids == std::vector<uint64_t>{5}));
-    in.sstables[1].first_token = 50;  // overlaps now
+    in.sstables[1].first_token = 20;  // overlaps 80% of it now: 0.5 x 0.2 of droppable tombstones left
     BOOST_TEST(!next_job(o, in).has_value());
     o.unchecked_tombstone_compaction = true;
     BOOST_TEST(next_job(o, in).has_value());
@@ -302,4 +302,45 @@ BOOST_AUTO_TEST_CASE(fully_expired_and_tombstone_candidates) {
     in.sstables[0].age_seconds = 2 * 86400;
     in.sstables[0].droppable_tombstone_ratio = 0.1;  // under tombstone_threshold
     BOOST_TEST(!next_job(o, in).has_value());
+}
+
+// Cassandra's estimate of the tombstones an overlapped sstable can still drop: its ratio times the share of its keys
+// (here: of its token range) outside every other sstable's range, against tombstone_threshold (0.2).
+BOOST_AUTO_TEST_CASE(tombstone_compaction_counts_the_non_overlapping_share) {
+    compaction_options o;
+    strategy_input in;
+    in.now = 1000000;
+    in.gc_before = in.now - 864000;
+    auto c = sst(1, MiB, 0, 10);
+    c.droppable_tombstone_ratio = 0.5;
+    c.age_seconds = 2 * 86400;
+    c.first_token = -500;
+    c.last_token = 499;  // 1000 tokens
+    auto other = [](uint64_t id, int64_t first, int64_t last) {
+        auto x = sst(id, MiB, 0, 10);
+        x.first_token = first;
+        x.last_token = last;
+        return x;
+    };
+    in.sstables = {c};
+    BOOST_TEST(non_overlapping_share(c, in) == 1.0);
+    in.sstables = {c, other(2, -1000, -1)};  // covers half: 0.5 x 0.5 = 0.25 > 0.2
+    BOOST_TEST(non_overlapping_share(c, in) == 0.5);
+    BOOST_TEST(worth_dropping_tombstones(c, in, o));
+    in.compacting = {other(3, 0, 199)};  // and 200 more, being compacted: 0.3 x 0.5 = 0.15
+    BOOST_TEST(non_overlapping_share(c, in) == 0.3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(!worth_dropping_tombstones(c, in, o));
+    // Overlapping ranges of others are counted once: [-1000, -1] and [-300, 99] cover 600 of the 1000.
+    in.compacting = {other(3, -300, 99)};
+    BOOST_TEST(non_overlapping_share(c, in) == 0.4, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(!worth_dropping_tombstones(c, in, o));  // 0.2 is not above the threshold
+    // One covering everything: nothing droppable for sure; the full token range does not overflow.
+    in.compacting = {other(3, INT64_MIN, INT64_MAX)};
+    BOOST_TEST(non_overlapping_share(c, in) == 0.0);
+    auto whole = other(4, INT64_MIN, INT64_MAX);
+    in.sstables = {whole};
+    in.compacting.clear();
+    BOOST_TEST(non_overlapping_share(whole, in) == 1.0);
+    in.compacting = {other(5, INT64_MIN, -1)};
+    BOOST_TEST(non_overlapping_share(whole, in) == 0.5, boost::test_tools::tolerance(1e-12));
 }

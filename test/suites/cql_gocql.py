@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""gocql (github.com/gocql/gocql v1.7.0, pinned by test/drivers/gocql/go.mod and go.sum) against a `reef --smp 2`
-node on free loopback ports: `go build` of test/drivers/gocql into build/gocql-workload (modules through the Go
-proxy, cached in the Go module cache), then the workload: DDL, prepared inserts of lists and maps, a logged batch
+"""gocql (ScyllaDB's fork github.com/scylladb/gocql v1.15.3, the `replace` in test/drivers/gocql/go.mod, pinned by
+go.sum) against a `reef --smp 2` node on free loopback ports: `go build` of test/drivers/gocql into
+build/gocql-workload (modules through the Go proxy, cached in the Go module cache), then the workload: DDL, prepared inserts of lists and maps, a logged batch
 with an UPDATE, a paged select (pages of 37, resumed by paging state) equal to the model, one partition in
 clustering order, and the two errors the driver maps to its RequestError codes (invalid 0x2200 naming the column,
 syntax 0x2000). The node stops with SIGTERM and exits 0. Without Go (/usr/local/go/bin/go or go on PATH) it is

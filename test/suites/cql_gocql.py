@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""gocql (ScyllaDB's fork github.com/scylladb/gocql v1.15.3, the `replace` in test/drivers/gocql/go.mod, pinned by
+"""gocql (ScyllaDB's fork github.com/scylladb/gocql v1.14.4, the `replace` in test/drivers/gocql/go.mod, pinned by
 go.sum) against a `reef --smp 2` node on free loopback ports: `go build` of test/drivers/gocql into
 build/gocql-workload (modules through the Go proxy, cached in the Go module cache), then the workload: DDL, prepared inserts of lists and maps, a logged batch
 with an UPDATE, a paged select (pages of 37, resumed by paging state) equal to the model, one partition in

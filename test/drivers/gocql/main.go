@@ -1,6 +1,6 @@
-// A gocql workload against one Reef node (run by test/suites/cql_gocql.py): DDL, prepared inserts of mixed
-// types, a paged select checked against the rows written, a logged batch, and an error the driver must map
-// to its RequestErrInvalid. Exits non-zero, naming the step, on the first difference.
+// A gocql workload against one Reef node (run by test/suites/cql_gocql.py): DDL, the table read back through the
+// driver's schema metadata, prepared inserts of mixed types, a paged select checked against the rows written, a
+// logged batch, and an error the driver must map to its RequestErrInvalid. Exits non-zero, naming the step, on the first difference.
 package main
 
 import (
@@ -16,6 +16,32 @@ import (
 
 	"github.com/gocql/gocql"
 )
+
+// checkMetadata reads the table back through the driver's schema metadata (system_schema, and
+// system_schema.scylla_tables for ScyllaDB's gocql).
+func checkMetadata(session *gocql.Session) {
+	km, err := session.KeyspaceMetadata("gq")
+	if err != nil {
+		fail("keyspace metadata: %v", err)
+	}
+	t, ok := km.Tables["t"]
+	if !ok {
+		fail("keyspace metadata: no table t in %v", km.Tables)
+	}
+	var pk, ck []string
+	for _, c := range t.PartitionKey {
+		pk = append(pk, c.Name)
+	}
+	for _, c := range t.ClusteringColumns {
+		ck = append(ck, c.Name)
+	}
+	if !reflect.DeepEqual(pk, []string{"pk"}) || !reflect.DeepEqual(ck, []string{"ck"}) || len(t.Columns) != 5 ||
+		t.Columns["tags"].Type != "list<text>" || t.Columns["m"].Type != "map<text, int>" {
+		fail("table metadata: partition key %v, clustering %v, columns %+v", pk, ck, t.Columns)
+	}
+	fmt.Printf("keyspace metadata: %s, table t with partition key %v, clustering key %v, %d columns\n",
+		km.StrategyClass, pk, ck, len(t.Columns))
+}
 
 type row struct {
 	pk   int
@@ -61,6 +87,7 @@ func main() {
 	if err := session.AwaitSchemaAgreement(context.Background()); err != nil {
 		fail("schema agreement: %v", err)
 	}
+	checkMetadata(session)
 
 	model := map[[2]int]row{}
 	ins := "INSERT INTO gq.t (pk, ck, name, tags, m) VALUES (?, ?, ?, ?, ?)"

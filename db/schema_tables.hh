@@ -37,6 +37,9 @@ schema_ptr aggregates();
 schema_ptr triggers();
 schema_ptr views();
 schema_ptr indexes();
+// system_schema.scylla_tables (ScyllaDB's: cdc, in_memory, partitioner, version per table), empty; ScyllaDB's
+// drivers read it for every table.
+schema_ptr scylla_tables();
 // system_virtual_schema.keyspaces, tables, columns: what drivers read of the virtual keyspaces; they describe
 // system_virtual_schema itself (virtual_schema_mutations).
 schema_ptr virtual_keyspaces();

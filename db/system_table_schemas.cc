@@ -249,6 +249,19 @@ schema_ptr build_indexes() {
         .build();
 }
 
+// ScyllaDB's per-table extras, the columns its drivers read (gocql's KeyspaceMetadata fails when the table is
+// missing); no rows: Reef has no CDC, per-table partitioner or in-memory tables.
+schema_ptr build_scylla_tables() {
+    return system_table(system_schema_keyspace, "scylla_tables", "5d912ff1f7593665b2c88042ab5103dd")
+        .with_column("keyspace_name", text_type(), column_kind::partition_key)
+        .with_column("table_name", text_type(), column_kind::clustering_key)
+        .with_column("cdc", frozen_text_map(), column_kind::regular_column)
+        .with_column("in_memory", boolean_type(), column_kind::regular_column)
+        .with_column("partitioner", text_type(), column_kind::regular_column)
+        .with_column("version", uuid_type(), column_kind::regular_column)
+        .build();
+}
+
 // Cassandra's VirtualSchemaKeyspace: the virtual keyspaces, tables and columns (here, its own three tables).
 schema_ptr build_virtual_keyspaces() {
     return system_table(system_virtual_schema_keyspace, "keyspaces", "8943287ab42b3f26a2b231a1a8cb2a9a")
@@ -292,14 +305,15 @@ schema_ptr aggregates() { static const schema_ptr s = build_aggregates(); return
 schema_ptr triggers() { static const schema_ptr s = build_triggers(); return s; }
 schema_ptr views() { static const schema_ptr s = build_views(); return s; }
 schema_ptr indexes() { static const schema_ptr s = build_indexes(); return s; }
+schema_ptr scylla_tables() { static const schema_ptr s = build_scylla_tables(); return s; }
 schema_ptr virtual_keyspaces() { static const schema_ptr s = build_virtual_keyspaces(); return s; }
 schema_ptr virtual_tables() { static const schema_ptr s = build_virtual_tables(); return s; }
 schema_ptr virtual_columns() { static const schema_ptr s = build_virtual_columns(); return s; }
 
 std::vector<schema_ptr> all_tables() {
     return {keyspaces(), tables(), columns(), dropped_columns(), types(), local(), peers(), peers_v2(),
-            functions(), aggregates(), triggers(), views(), indexes(), virtual_keyspaces(), virtual_tables(),
-            virtual_columns()};
+            functions(), aggregates(), triggers(), views(), indexes(), scylla_tables(), virtual_keyspaces(),
+            virtual_tables(), virtual_columns()};
 }
 
 bool is_system_keyspace(std::string_view ks) {

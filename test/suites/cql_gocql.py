@@ -1,11 +1,19 @@
 #!/usr/bin/python3
-"""gocql (github.com/gocql/gocql v1.7.0, pinned by test/drivers/gocql/go.mod and go.sum) against a `reef --smp 2`
-node on free loopback ports: `go build` of test/drivers/gocql into build/gocql-workload (modules through the Go
-proxy, cached in the Go module cache), then the workload: DDL, prepared inserts of lists and maps, a logged batch
-with an UPDATE, a paged select (pages of 37, resumed by paging state) equal to the model, one partition in
-clustering order, and the two errors the driver maps to its RequestError codes (invalid 0x2200 naming the column,
-syntax 0x2000). The node stops with SIGTERM and exits 0. Without Go (/usr/local/go/bin/go or go on PATH) it is
-skipped (a failure under CI=true)."""
+"""gocql as ScyllaDB's fork (github.com/scylladb/gocql v1.14.4: the `replace` in test/drivers/gocql/go.mod, pinned
+by go.sum; the newest release Debian's Go 1.19 builds) against a `reef --smp 3` node on free loopback ports: `go
+build` of test/drivers/gocql into build/gocql-workload (modules through the Go proxy, cached in the Go module
+cache), then the workload: DDL, the table read back through the driver's schema metadata, prepared inserts of lists
+and maps, prepared single-partition selects, a logged batch with an UPDATE, a paged select (pages of 37, resumed by
+paging state) equal to the model, one partition in clustering order, and the two errors the driver maps to its
+RequestError codes (invalid 0x2200 naming the column, syntax 0x2000).
+
+Shard awareness, shown by the workload: gocql reads the SCYLLA_* keys of SUPPORTED and keeps a connection per
+shard, those it opens to native_shard_aware_transport_port on the shard their source port names (port mod 3, read
+back from each connection's SUPPORTED); its token-routed prepared inserts and selects leave the node's
+scylla_storage_proxy_replica_cross_shard_ops unchanged and each shard serves at least the statements it owns (the
+owner computed from the node's token() of each key); the same selects routed by another shard's key move the
+counter by exactly one each. The node stops with SIGTERM and exits 0. Without Go (/usr/local/go/bin/go or go on
+PATH) it is skipped (a failure under CI=true)."""
 import os
 import shutil
 import subprocess
@@ -20,6 +28,7 @@ BUILD = os.environ.get('REEF_BUILD_DIR', os.path.join(ROOT, 'build', 'dev'))
 REEF = os.path.abspath(os.path.join(BUILD, 'reef'))
 SOURCE = os.path.join(ROOT, 'test', 'drivers', 'gocql')
 BINARY = os.path.join(ROOT, 'build', 'gocql-workload')
+SHARDS = 3
 START_TIMEOUT = 60
 STOP_TIMEOUT = 30
 
@@ -48,9 +57,10 @@ def main():
     go_build()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='reef-gocql-', dir='/var/tmp') as tmp:
-        with reef_node(REEF, tmp) as node:
+        with reef_node(REEF, tmp, smp=SHARDS, memory='768M') as node:
             node.start(START_TIMEOUT)
-            run_client([BINARY, '-port', str(node.cql)], 'gocql workload: ok', 'gocql workload')
+            run_client([BINARY, '-port', str(node.cql), '-aware-port', str(node.aware), '-prom', str(node.prom),
+                        '-shards', str(SHARDS)], 'gocql workload: ok', 'gocql workload')
             node.stop(STOP_TIMEOUT)
     print(f'cql_gocql: all checks passed in {time.monotonic() - t0:.1f} s (build excluded)')
 

@@ -9,3 +9,5 @@ require (
 	github.com/hailocab/go-hostpool v0.0.0-20160125115350-e80d13ce29ed // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 )
+
+replace github.com/gocql/gocql => github.com/scylladb/gocql v1.14.4

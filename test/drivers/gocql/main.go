@@ -1,6 +1,9 @@
-// A gocql workload against one Reef node (run by test/suites/cql_gocql.py): DDL, prepared inserts of mixed
-// types, a paged select checked against the rows written, a logged batch, and an error the driver must map
-// to its RequestErrInvalid. Exits non-zero, naming the step, on the first difference.
+// A gocql workload against one Reef node (run by test/suites/cql_gocql.py): DDL, the table read back through the
+// driver's schema metadata, prepared inserts of mixed types, a paged select checked against the rows written, a
+// logged batch, and an error the driver must map to its RequestErrInvalid. With ScyllaDB's gocql it also shows
+// shard awareness: a connection per shard (those to the shard-aware port on the shard their source port names)
+// and token-routed prepared statements that never hop to another shard (the node's replica_cross_shard_ops).
+// Exits non-zero, naming the step, on the first difference.
 package main
 
 import (
@@ -8,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"reflect"
 	"sort"
@@ -16,6 +20,32 @@ import (
 
 	"github.com/gocql/gocql"
 )
+
+// checkMetadata reads the table back through the driver's schema metadata (system_schema, and
+// system_schema.scylla_tables for ScyllaDB's gocql).
+func checkMetadata(session *gocql.Session) {
+	km, err := session.KeyspaceMetadata("gq")
+	if err != nil {
+		fail("keyspace metadata: %v", err)
+	}
+	t, ok := km.Tables["t"]
+	if !ok {
+		fail("keyspace metadata: no table t in %v", km.Tables)
+	}
+	var pk, ck []string
+	for _, c := range t.PartitionKey {
+		pk = append(pk, c.Name)
+	}
+	for _, c := range t.ClusteringColumns {
+		ck = append(ck, c.Name)
+	}
+	if !reflect.DeepEqual(pk, []string{"pk"}) || !reflect.DeepEqual(ck, []string{"ck"}) || len(t.Columns) != 5 ||
+		t.Columns["tags"].Type != "list<text>" || t.Columns["m"].Type != "map<text, int>" {
+		fail("table metadata: partition key %v, clustering %v, columns %+v", pk, ck, t.Columns)
+	}
+	fmt.Printf("keyspace metadata: %s, table t with partition key %v, clustering key %v, %d columns\n",
+		km.StrategyClass, pk, ck, len(t.Columns))
+}
 
 type row struct {
 	pk   int
@@ -34,7 +64,13 @@ func main() {
 	port := flag.Int("port", 9042, "the node's native_transport_port")
 	rows := flag.Int("rows", 500, "rows to insert")
 	pageSize := flag.Int("page-size", 37, "the paged select's page size")
+	awarePort := flag.Int("aware-port", 0, "the node's native_shard_aware_transport_port")
+	promPort := flag.Int("prom", 0, "the node's Prometheus port")
+	shards := flag.Int("shards", 0, "the node's shard count")
 	flag.Parse()
+	if *awarePort == 0 || *promPort == 0 || *shards < 2 {
+		fail("-aware-port, -prom and -shards (2 or more) are required")
+	}
 
 	cluster := gocql.NewCluster("127.0.0.1")
 	cluster.Port = *port
@@ -43,6 +79,13 @@ func main() {
 	cluster.ConnectTimeout = 20 * time.Second
 	cluster.Consistency = gocql.One
 	cluster.DisableInitialHostLookup = false
+	// Token-aware routing, as the fork's README sets it (v1.14's default is round robin over the connections).
+	cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	dialer := &recordingDialer{inner: gocql.ScyllaShardAwareDialer{Dialer: net.Dialer{Timeout: cluster.ConnectTimeout}}}
+	cluster.Dialer = dialer
+	logger := &recordingLogger{}
+	cluster.Logger = logger
+	gocql.Logger = logger // v1.14's shard-aware pool logs through the package's logger
 	session, err := cluster.CreateSession()
 	if err != nil {
 		fail("connect: %v", err)
@@ -61,7 +104,12 @@ func main() {
 	if err := session.AwaitSchemaAgreement(context.Background()); err != nil {
 		fail("schema agreement: %v", err)
 	}
+	checkMetadata(session)
+	checkShardPool(dialer, *awarePort, *shards)
+	settle(*promPort, *shards)
 
+	crossBefore := counter(*promPort, "scylla_storage_proxy_replica_cross_shard_ops", *shards)
+	servedBefore := counter(*promPort, "scylla_transport_requests_served", *shards)
 	model := map[[2]int]row{}
 	ins := "INSERT INTO gq.t (pk, ck, name, tags, m) VALUES (?, ?, ?, ?, ?)"
 	for i := 0; i < *rows; i++ {
@@ -73,6 +121,13 @@ func main() {
 		model[[2]int{r.pk, r.ck}] = r
 	}
 	fmt.Printf("prepared inserts: %d rows\n", *rows)
+	pks := selectPartitions(session, model)
+	crossAfter := counter(*promPort, "scylla_storage_proxy_replica_cross_shard_ops", *shards)
+	servedAfter := counter(*promPort, "scylla_transport_requests_served", *shards)
+	checkRouting(session, model, pks, *shards, *promPort, crossBefore, crossAfter, servedBefore, servedAfter)
+	if lines := logger.containing("wrong shard"); len(lines) != 0 {
+		fail("gocql fell back from the shard-aware port: %v", lines)
+	}
 
 	b := session.NewBatch(gocql.LoggedBatch)
 	for ck := 0; ck < 5; ck++ {

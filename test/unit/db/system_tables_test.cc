@@ -91,7 +91,7 @@ REEF_TEST_CASE(system_tables_drivers_read) {
         // The empty ones: present (on every shard), no rows.
         for (auto& s : {schema_tables::peers(), schema_tables::peers_v2(), schema_tables::functions(),
                         schema_tables::aggregates(), schema_tables::triggers(), schema_tables::views(),
-                        schema_tables::indexes()}) {
+                        schema_tables::indexes(), schema_tables::scylla_tables()}) {
             auto present = [s](database& one) { BOOST_REQUIRE(one.find_schema(s->keyspace(), s->table())); };
             co_await db.invoke_on_all(present);
             BOOST_REQUIRE_EQUAL(co_await live_row_count(d, s), 0u);

@@ -22,12 +22,9 @@ logger clog("compaction");
 // the bytes its inputs read to the shard's throughput limit; it counts them as the compaction's progress.
 class controlled_reader final : public mutation_reader_impl {
 public:
-    controlled_reader(mutation_reader src, std::vector<sstables::shared_sstable> inputs, compaction_control& ctl)
-        : mutation_reader_impl(src.schema()), _src(std::move(src)), _inputs(std::move(inputs)), _ctl(ctl) {
-        for (auto& sst : _inputs) {
-            _start.push_back(sst->data_file().io_counters().bytes);
-        }
-    }
+    controlled_reader(mutation_reader src, std::vector<std::shared_ptr<sstables::scan_progress>> inputs,
+                      compaction_control& ctl)
+        : mutation_reader_impl(src.schema()), _src(std::move(src)), _inputs(std::move(inputs)), _ctl(ctl) {}
 
     future<> fill_buffer() override {
         if (_ctl.urgent && _ctl.urgent()) {
@@ -41,11 +38,10 @@ public:
         co_await _src.fill_buffer();
         _src.move_buffer_content_to(_buffer);
         _end_of_stream = _src.is_end_of_stream() && _src.is_buffer_empty();
-        // Progress: the bytes its inputs' Data.db files read since it started (reads of the same files by queries
-        // count too; capped at the total).
+        // Progress: the bytes its inputs' full scans read (with read-ahead, so capped at the total).
         uint64_t read = 0;
-        for (size_t i = 0; i < _inputs.size(); ++i) {
-            read += _inputs[i]->data_file().io_counters().bytes - _start[i];
+        for (auto& p : _inputs) {
+            read += p->bytes;
         }
         read = std::min(read, _ctl.total_bytes);
         auto delta = read > _ctl.completed_bytes ? read - _ctl.completed_bytes : 0;
@@ -72,8 +68,7 @@ public:
 
 private:
     mutation_reader _src;
-    std::vector<sstables::shared_sstable> _inputs;
-    std::vector<uint64_t> _start;
+    std::vector<std::shared_ptr<sstables::scan_progress>> _inputs;
     compaction_control& _ctl;
 };
 
@@ -203,11 +198,14 @@ future<uint64_t> compact_sstables(table_state& t, std::vector<sstables::shared_s
     std::vector<sstables::descriptor> planned{d};
     auto swap = co_await t.begin_swap(inputs, planned);
     std::vector<combined_reader_source> sources;
+    std::vector<std::shared_ptr<sstables::scan_progress>> progress;
     for (auto& sst : inputs) {
-        sources.push_back({sstables::make_sstable_full_scan_reader(sst, s), sst->max_timestamp(), streamed_forwarding::no});
+        progress.push_back(std::make_shared<sstables::scan_progress>());
+        sources.push_back({sstables::make_sstable_full_scan_reader(sst, s, progress.back()), sst->max_timestamp(),
+                           streamed_forwarding::no});
     }
     auto combined = make_combined_reader(s, std::move(sources), false, streamed_forwarding::no);
-    auto controlled = mutation_reader(std::make_unique<controlled_reader>(std::move(combined), inputs, ctl));
+    auto controlled = mutation_reader(std::make_unique<controlled_reader>(std::move(combined), std::move(progress), ctl));
     auto reader = make_compacting_reader(std::move(controlled), now, compaction_mode::compaction, gc_before,
                                          [&t, &inputs](const dht::decorated_key& k) { return t.max_purgeable(k, inputs); });
     // The output holds what its inputs held of the commitlog: the union of their intervals.

@@ -33,14 +33,19 @@ protected:
 // The full-scan reader over an opened Data.db; owns the file (closed with the reader) and a reader gate holder.
 class full_scan_reader : public wrapping_reader {
 public:
-    full_scan_reader(shared_sstable sst, schema_ptr s, dht::partition_range range)
-        : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers()), _range(std::move(range)) {}
+    full_scan_reader(shared_sstable sst, schema_ptr s, dht::partition_range range,
+                     std::shared_ptr<scan_progress> progress)
+        : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers()), _range(std::move(range)),
+          _progress(std::move(progress)) {}
 
     future<> fill_buffer() override {
         if (!_inner) {
             co_await open();
         }
         co_await fill_from(*_inner);
+        if (_progress) {
+            _progress->bytes = _file->io_counters().bytes;
+        }
     }
     future<> next_partition() override {
         if (_inner) {
@@ -83,6 +88,7 @@ private:
     dht::partition_range _range;
     std::optional<file> _file;
     std::optional<mutation_reader> _inner;
+    std::shared_ptr<scan_progress> _progress;
 };
 
 // The indexed reader over sst's open files, holding sst (and its reader gate) while it lives.
@@ -144,15 +150,16 @@ mutation_reader make_located_sstable_reader(shared_sstable sst, schema_ptr s, re
                                                             std::move(opts), std::move(located)));
 }
 
-mutation_reader make_sstable_full_scan_reader(shared_sstable sst, schema_ptr s) {
+mutation_reader make_sstable_full_scan_reader(shared_sstable sst, schema_ptr s, std::shared_ptr<scan_progress> progress) {
     if (!header_matches(*s, *sst->header())) {
         auto written = schema_from_header(*sst->header(), s->keyspace(), s->table());
         return make_upgrading_reader(mutation_reader(std::make_unique<full_scan_reader>(
-                                         std::move(sst), std::move(written), dht::partition_range::full())),
+                                         std::move(sst), std::move(written), dht::partition_range::full(),
+                                         std::move(progress))),
                                      std::move(s));
     }
-    return mutation_reader(
-        std::make_unique<full_scan_reader>(std::move(sst), std::move(s), dht::partition_range::full()));
+    return mutation_reader(std::make_unique<full_scan_reader>(std::move(sst), std::move(s),
+                                                              dht::partition_range::full(), std::move(progress)));
 }
 
 } // namespace reef::sstables

@@ -25,8 +25,15 @@ mutation_reader make_sstable_reader(shared_sstable sst, schema_ptr s, reader_per
 mutation_reader make_located_sstable_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts,
                                             std::vector<located_partition> located);
 
+// What a full scan has read so far: the bytes of its own Data.db reads (read-ahead included), not the queries'.
+struct scan_progress {
+    uint64_t bytes = 0;
+};
+
 // Compaction's reader of sst: the whole sstable as whole partitions (no forwarding), streamed by the full-scan
-// reader over a Data.db file of its own, keys decorated by sst's partitioner.
-mutation_reader make_sstable_full_scan_reader(shared_sstable sst, schema_ptr s);
+// reader over a Data.db file of its own, keys decorated by sst's partitioner. progress, when given, is kept up to
+// date after each buffer.
+mutation_reader make_sstable_full_scan_reader(shared_sstable sst, schema_ptr s,
+                                              std::shared_ptr<scan_progress> progress = {});
 
 } // namespace reef::sstables

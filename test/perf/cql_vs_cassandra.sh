@@ -11,7 +11,10 @@
 #   BENCH=dir                 the workloads and bench.sh (default ../shared/benchmarks/cql)
 #   PEER=dir                  the Cassandra peer tool (default ../shared/tools/cassandra-peer); copied to
 #                             build/perf/cassandra-peer and built there with mvn on first use
-#   DURATION=30s              each measured run; WARMUP=10s: a write run on each server first, not reported
+#   DURATION=30s              each measured run
+#   WARMUP=200000             a write run of that many cycles (or a time, 10s) on each server first, not reported:
+#                             warms Cassandra's JVM and gives the reads keys that exist even when a write run stalls
+#   REEF_ARGS="..."           more options for the Reef node (e.g. --commitlog-directory /dev/shm/x)
 #   ROUNDS=1                  how many times the three workloads are run (alternating servers each time)
 #   WORKLOADS="write read slice"
 #   KEEP=1                    keep the servers' data and logs (build/perf/cql_vs_cassandra)
@@ -25,7 +28,7 @@ smp=${REEF_SMP:-2}
 bench=$(readlink -f "${BENCH:-../shared/benchmarks/cql}")
 peer_src=$(readlink -f "${PEER:-../shared/tools/cassandra-peer}")
 duration=${DURATION:-30s}
-warmup=${WARMUP:-10s}
+warmup=${WARMUP:-200000}
 rounds=${ROUNDS:-1}
 workloads=${WORKLOADS:-write read slice}
 work=$root/build/perf/cql_vs_cassandra
@@ -85,7 +88,7 @@ native_shard_aware_transport_port: $r_shard
 api_port: $r_api
 prometheus_port: $r_prom
 EOF
-"$reef" --options-file "$work/reef.yaml" --workdir "$work/reef" --smp "$smp" >"$work/reef.log" 2>&1 &
+"$reef" --options-file "$work/reef.yaml" --workdir "$work/reef" --smp "$smp" ${REEF_ARGS:-} >"$work/reef.log" 2>&1 &
 reef_pid=$!
 pids+=("$reef_pid")
 PEER_LOGLEVEL=WARN "$peer/bin/peer" node --home "$work/cassandra" --port "$c_cql" --storage-port "$c_storage" \
@@ -123,15 +126,17 @@ print(f"{wl} {server} {r['cycle_throughput']['value']:.0f} {pct[6]:.2f} {pct[11]
 EOF
 }
 
-written() {  # the keys both servers' last write runs wrote (write.rn wraps at 1,000,000)
-    awk '$1 == "write" { n[$2] = $10 } END { m = 1000000; for (s in n) if (n[s] < m) m = n[s]; print m }' "$work/rows"
+written() {  # the keys both servers hold: every write run starts at cycle 0 and wraps at 1,000,000
+    awk '$1 == "write" && $10 > n[$2] { n[$2] = $10 } END { m = 1000000; for (s in n) if (n[s] < m) m = n[s]; print m }' \
+        "$work/rows" "$work/warmup"
 }
 
 if [[ $warmup != 0 && $warmup != 0s ]]; then
     run warmup-reef reef write -d "$warmup"
     run warmup-cassandra cassandra write -d "$warmup"
-    : >"$work/rows"
 fi
+mv "$work/rows" "$work/warmup" 2>/dev/null || : >"$work/warmup"
+: >"$work/rows"
 for ((round = 1; round <= rounds; round++)); do
     for wl in $workloads; do
         args=(-d "$duration")

@@ -99,7 +99,7 @@ wait_for "$work/reef.log" 'ready:' 120 "$reef_pid" >/dev/null
 wait_for "$work/cassandra.log" '^READY cassandra=' 600 "$cass_pid" >/dev/null
 echo "Reef $("$reef" --version | head -1) (pid $reef_pid, $smp shards, CQL $r_cql); Cassandra 5.0.9 (pid $cass_pid, CQL $c_cql)"
 for port in "$r_cql" "$c_cql"; do
-    "$latte" schema "$bench/write.rn" "127.0.0.1:$port" >"$work/schema-$port.txt" 2>&1 ||
+    "$latte" --log-dir "$work/reports" schema "$bench/write.rn" "127.0.0.1:$port" >"$work/schema-$port.txt" 2>&1 ||
         { cat "$work/schema-$port.txt" >&2; die "schema on port $port failed"; }
 done
 

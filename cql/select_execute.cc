@@ -379,7 +379,8 @@ private:
                                       "key; you must either remove the ORDER BY or the IN and sort client side, or "
                                       "disable paging for this query");
             }
-            _want = _limit;
+            // Every row: the LIMIT applies once they are sorted (Cassandra's getDataLimits).
+            _want = no_row_limit;
         }
         _sel.emplace(_s, _st.selectors, _st.json);
         _rs = result_set(result_metadata{_sel->result_columns(), std::nullopt});

@@ -1,6 +1,6 @@
 // SELECT executed: the WHERE values bound into partition keys or a ring range, clustering ranges and filters; the
-// rows read page by page through db/query_page (each IN key as a single-partition query, in the partition key
-// type's order; database::multi_get will serve them together), filtered, limited, selected and paged.
+// rows read page by page through db/query_page (IN's keys, in the partition key type's order, in batches served by
+// database::multi_get), filtered, limited, selected and paged.
 #include "cql/cql_error.hh"
 #include "cql/paging_state.hh"
 #include "cql/query_processor.hh"
@@ -287,9 +287,11 @@ private:
         }
     }
 
+    // What read_source reads: a range (a single partition too), or IN's keys (IN's order) through query_keys_page.
     struct source {
         dht::partition_range range;
         std::optional<page_position> start_after;
+        std::vector<dht::decorated_key> keys;
     };
 
     std::vector<source> sources(const std::optional<paging_state>& ps) {
@@ -329,7 +331,16 @@ private:
                     st = start;
                 }
             }
-            out.push_back(source{dht::partition_range::singular(k), st});
+            out.push_back(source{dht::partition_range::singular(k), st, {}});
+        }
+        if (_keys.size() > 1 && !out.empty()) {
+            // IN: one source of its keys, read in batches (database::multi_get).
+            source in{dht::partition_range::full(), out.front().start_after, {}};
+            for (auto& src : out) {
+                in.keys.push_back(*src.range.start()->position.key());
+            }
+            out.clear();
+            out.push_back(std::move(in));
         }
         return out;
     }
@@ -408,7 +419,12 @@ private:
         while (!_full) {
             uint64_t left = _want == no_row_limit ? no_row_limit : _want - _got;
             req.row_limit = std::min(left, rows_per_read);
-            auto page = co_await query_page(_qp.sharded_db(), _s, req);
+            page_result page;
+            if (src.keys.empty()) {
+                page = co_await query_page(_qp.sharded_db(), _s, req);
+            } else {
+                page = co_await query_keys_page(_qp.sharded_db(), _s, src.keys, req);
+            }
             for (size_t i = 0; i < page.partitions.size() && !_full; ++i) {
                 consume_partition(page.partitions[i], req);
             }

@@ -1,4 +1,4 @@
-// A page of live rows per shard, merged. See query_page.hh.
+// A page of live rows per shard, merged; a page of given keys, read in batches. See query_page.hh.
 //
 // Each shard reads its part with the page's whole row limit (it cannot know how the others' partitions interleave
 // with its own), so a page costs up to shards x rows read; the merge keeps the first row_limit rows in ring order,
@@ -14,6 +14,7 @@
 #include "runtime/with_closeable.hh"
 
 #include <algorithm>
+#include <iterator>
 
 namespace reef {
 
@@ -149,11 +150,9 @@ private:
     uint64_t _partition_rows = 0;
 };
 
-// Reads `opts` into the builder until the page is full (returns false) or the stream ends (returns true).
-future<bool> read_into(std::shared_ptr<table> t, reader_permit permit, read_options opts, deletion_time_type now,
-                       page_builder& b) {
-    auto raw = t->make_reader(permit, std::move(opts));
-    auto r = make_compacting_reader(std::move(raw), now, compaction_mode::query);
+// Feeds r (a compacting reader) into the builder until the page is full (returns false) or the stream ends
+// (returns true); closes r.
+future<bool> consume_into(mutation_reader r, reader_permit permit, page_builder& b) {
     bool ended = false;
     co_await with_closeable(std::move(r), [&](mutation_reader& r) -> future<> {
         while (true) {
@@ -175,6 +174,25 @@ future<bool> read_into(std::shared_ptr<table> t, reader_permit permit, read_opti
             }
         }
     });
+    co_return ended;
+}
+
+// Reads `opts` into the builder until the page is full (returns false) or the stream ends (returns true).
+future<bool> read_into(std::shared_ptr<table> t, reader_permit permit, read_options opts, deletion_time_type now,
+                       page_builder& b) {
+    auto raw = t->make_reader(permit, std::move(opts));
+    auto r = make_compacting_reader(std::move(raw), now, compaction_mode::query);
+    bool ended = co_await consume_into(std::move(r), permit, b);
+    co_return ended;
+}
+
+// A raw partition (database::multi_get's) fed into the builder as query_page reads one: compacted for the query.
+future<bool> feed_partition(const mutation& m, reader_permit permit, page_builder& b, bool reversed,
+                            deletion_time_type now) {
+    auto raw = make_fragment_vector_reader(m.schema(), to_fragments(m, reversed), dht::partition_range::full(),
+                                           streamed_forwarding::no, reversed);
+    auto r = make_compacting_reader(std::move(raw), now, compaction_mode::query);
+    bool ended = co_await consume_into(std::move(r), permit, b);
     co_return ended;
 }
 
@@ -313,6 +331,82 @@ future<page_result> query_page(sharded<database>& db, schema_ptr s, page_request
         out.partitions.push_back(std::move(m));
     }
     co_return out;
+}
+
+namespace {
+
+// The page's keys from `next` on, read in batches into the builder until the page is full (returns false) or the
+// keys end (returns true).
+future<bool> read_keys_into(sharded<database>& db, schema_ptr s, const std::vector<dht::decorated_key>& keys,
+                            size_t next, const page_request& req, page_builder& b) {
+    bool reversed = req.order == read_order::reversed;
+    auto read_slice = reversed ? reverse_ranges(req.slice) : req.slice;
+    reader_permit permit(req.description, req.timeout);
+    while (next < keys.size()) {
+        // Each partition with a row in the slice gives the page one at least.
+        uint64_t left = req.row_limit - b.result().rows;
+        size_t n = size_t(std::min<uint64_t>(keys.size() - next, std::max<uint64_t>(left, 1)));
+        std::vector<partition_key> batch;
+        batch.reserve(n);
+        for (size_t i = next; i < next + n; ++i) {
+            batch.push_back(keys[i].key());
+        }
+        auto found = co_await db.local().multi_get(s, std::move(batch), read_slice, reversed, req.timeout, req.bypass);
+        std::sort(found.begin(), found.end(),
+                  [](const mutation& x, const mutation& y) { return x.decorated_key() < y.decorated_key(); });
+        for (size_t i = next; i < next + n; ++i) {
+            auto it = std::lower_bound(found.begin(), found.end(), keys[i],
+                                       [](const mutation& m, const dht::decorated_key& k) { return m.decorated_key() < k; });
+            if (it == found.end() || !(it->decorated_key() == keys[i])) {
+                continue;
+            }
+            bool ended = co_await feed_partition(*it, permit, b, reversed, req.now);
+            if (!ended) {
+                co_return false;
+            }
+        }
+        next += n;
+    }
+    co_return true;
+}
+
+} // namespace
+
+future<page_result> query_keys_page(sharded<database>& db, schema_ptr s, std::vector<dht::decorated_key> keys,
+                                    page_request req) {
+    size_t next = 0;
+    page_result head;
+    head.exhausted = true;
+    if (req.start_after) {
+        auto it = std::find(keys.begin(), keys.end(), req.start_after->key);
+        if (it != keys.end()) {
+            next = size_t(it - keys.begin()) + 1;
+            if (req.start_after->row) {
+                page_request one = req;
+                one.range = dht::partition_range::singular(*it);
+                head = co_await query_page(db, s, one);
+                if (!head.exhausted) {
+                    co_return head;
+                }
+            }
+        }
+    }
+    page_request rest = req;
+    rest.start_after.reset();
+    rest.row_limit = req.row_limit == no_row_limit ? no_row_limit : req.row_limit - head.rows;
+    page_builder b(s, rest);
+    bool ended = co_await read_keys_into(db, s, keys, next, rest, b);
+    auto res = b.take();
+    res.exhausted = ended;
+    if (!res.last) {
+        res.last = std::move(head.last);
+    }
+    res.rows += head.rows;
+    if (!head.partitions.empty()) {
+        std::move(res.partitions.begin(), res.partitions.end(), std::back_inserter(head.partitions));
+        res.partitions = std::move(head.partitions);
+    }
+    co_return res;
 }
 
 } // namespace reef

@@ -214,6 +214,9 @@ public:
     // (scylla_database_multi_get_batches, _keys).
     uint64_t multi_get_batches() const noexcept { return _multi_get_batches; }
     uint64_t multi_get_keys() const noexcept { return _multi_get_keys; }
+    // Rows this shard's parts of query_page read (what pages cost, beside what they return).
+    void note_page_rows(uint64_t n) noexcept { _page_rows += n; }
+    uint64_t page_rows() const noexcept { return _page_rows; }
     // Major compaction (the REST API's keyspace_compaction) of `tables` of the keyspace (all of its tables when
     // empty) on every shard, through each shard's compaction manager. Throws no_such_table for an unknown name.
     future<> compact(std::string keyspace, std::vector<std::string> tables = {});
@@ -329,6 +332,7 @@ private:
     uint64_t _cross_shard_ops = 0;
     uint64_t _multi_get_batches = 0;
     uint64_t _multi_get_keys = 0;
+    uint64_t _page_rows = 0;
     std::map<std::string, keyspace_definition> _keyspaces;
     std::map<std::pair<std::string, std::string>, data_type> _types;
     std::map<table_id, std::unique_ptr<table_entry>> _tables;

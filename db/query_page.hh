@@ -60,8 +60,9 @@ struct page_result {
     std::optional<page_position> last;
 };
 
-// One page of `s`'s table: from every shard owning part of req.range (one shard for a single partition), each
-// reading up to req.row_limit rows, merged by key and cut at row_limit. Throws no_such_table, and
+// One page of `s`'s table: from every shard owning part of req.range (one shard for a single partition), read in
+// rounds (each shard its share of row_limit first, then the shard whose rows end first on, until the rows every
+// shard has read up to fill the page: about row_limit rows read in all), merged by key and cut at row_limit. Throws no_such_table, and
 // read_timeout_error once req.timeout passes (checked before each buffer fill and by the sstable readers).
 future<page_result> query_page(sharded<database>& db, schema_ptr s, page_request req);
 

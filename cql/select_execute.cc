@@ -1,6 +1,6 @@
 // SELECT executed: the WHERE values bound into partition keys or a ring range, clustering ranges and filters; the
-// rows read page by page through db/query_page (each IN key as a single-partition query, in the partition key
-// type's order; database::multi_get will serve them together), filtered, limited, selected and paged.
+// rows read page by page through db/query_page (IN's keys, in the partition key type's order, in batches served by
+// database::multi_get), filtered, limited, selected and paged.
 #include "cql/cql_error.hh"
 #include "cql/paging_state.hh"
 #include "cql/query_processor.hh"
@@ -287,9 +287,11 @@ private:
         }
     }
 
+    // What read_source reads: a range (a single partition too), or IN's keys (IN's order) through query_keys_page.
     struct source {
         dht::partition_range range;
         std::optional<page_position> start_after;
+        std::vector<dht::decorated_key> keys;
     };
 
     std::vector<source> sources(const std::optional<paging_state>& ps) {
@@ -329,7 +331,16 @@ private:
                     st = start;
                 }
             }
-            out.push_back(source{dht::partition_range::singular(k), st});
+            out.push_back(source{dht::partition_range::singular(k), st, {}});
+        }
+        if (_keys.size() > 1 && !out.empty()) {
+            // IN: one source of its keys, read in batches (database::multi_get).
+            source in{dht::partition_range::full(), out.front().start_after, {}};
+            for (auto& src : out) {
+                in.keys.push_back(*src.range.start()->position.key());
+            }
+            out.clear();
+            out.push_back(std::move(in));
         }
         return out;
     }
@@ -350,167 +361,183 @@ private:
 
     future<result_message> run_unchecked() {
         bind_where();
-        uint64_t limit = bind_limit(_st.limit);
-        uint64_t pplimit = _st.distinct ? 1 : bind_limit(_st.per_partition_limit);
-        std::optional<paging_state> ps;
-        if (_o.paging_state && !_o.paging_state->empty()) {
-            ps = decode_paging_state(*_o.paging_state);
+        bind_paging();
+        auto srcs = sources(_ps);
+        for (size_t si = 0; si < srcs.size() && !_full; ++si) {
+            co_await read_source(srcs[si]);
         }
-        bool paged = _o.page_size > 0 && (!_st.aggregate || _st.group_by > 0);
-        uint64_t limit_left = ps ? std::min(ps->remaining, limit) : limit;
+        co_return finish();
+    }
+
+    // The limits, the paging state and the rows to read; the request every page starts from.
+    void bind_paging() {
+        _limit = bind_limit(_st.limit);
+        _pplimit = _st.distinct ? 1 : bind_limit(_st.per_partition_limit);
+        if (_o.paging_state && !_o.paging_state->empty()) {
+            _ps = decode_paging_state(*_o.paging_state);
+        }
+        _paged = _o.page_size > 0 && (!_st.aggregate || _st.group_by > 0);
+        _limit_left = _ps ? std::min(_ps->remaining, _limit) : _limit;
         // An aggregate reads every row; its LIMIT counts result rows (one, or the groups of GROUP BY).
-        bool grouped = _st.group_by > 0;
-        uint64_t want = _st.aggregate || grouped ? no_row_limit
-                        : paged       ? std::min<uint64_t>(uint64_t(_o.page_size), limit_left)
-                                      : limit_left;
-        bool post_order = _st.ordered && _keys.size() > 1;
-        if (post_order) {
-            if (paged && limit > uint64_t(_o.page_size)) {
+        _grouped = _st.group_by > 0;
+        _want = _st.aggregate || _grouped ? no_row_limit
+                : _paged                  ? std::min<uint64_t>(uint64_t(_o.page_size), _limit_left)
+                                          : _limit_left;
+        _post_order = _st.ordered && _keys.size() > 1;
+        if (_post_order) {
+            if (_paged && _limit > uint64_t(_o.page_size)) {
                 throw invalid_request("Cannot page queries with both ORDER BY and a IN restriction on the partition "
                                       "key; you must either remove the ORDER BY or the IN and sort client side, or "
                                       "disable paging for this query");
             }
-            want = limit;
+            // Every row: the LIMIT applies once they are sorted (Cassandra's getDataLimits).
+            _want = no_row_limit;
         }
-        bool filtering = !_filters.empty();
-        selection sel(_s, _st.selectors, _st.json);
-        result_set rs(result_metadata{sel.result_columns(), std::nullopt});
-        std::vector<std::pair<clustering_key_prefix, std::vector<std::optional<bytes>>>> collected;
+        _sel.emplace(_s, _st.selectors, _st.json);
+        _rs = result_set(result_metadata{_sel->result_columns(), std::nullopt});
         auto timeout = _st.timeout ? *_st.timeout
                                    : std::chrono::duration_cast<std::chrono::milliseconds>(_qp.config().read_request_timeout);
-        page_request base;
-        base.slice = _slice;
-        base.order = read_order_for(_st.reversed);
-        base.partition_row_limit = filtering ? no_row_limit : pplimit;
-        base.static_only_is_row = _st.static_only_rows || _st.distinct;
-        base.now = now_seconds();
-        base.bypass = _st.bypass_cache ? bypass_cache::yes : bypass_cache::no;
-        base.timeout = read_clock::now() + timeout;
-        base.description = fmt::format("SELECT from {}.{}", _s->keyspace(), _s->table());
-        uint64_t got = 0;
-        std::optional<page_position> last;
-        // GROUP BY: the current group's key, and the groups emitted. A page holds page_size groups (LIMIT counts
-        // groups too); it ends at the last row of its last group, seen when the next group's first row comes.
-        std::optional<std::vector<bytes>> group;
-        uint64_t groups = 0;
-        uint64_t group_target = paged ? std::min<uint64_t>(uint64_t(_o.page_size), limit_left) : limit_left;
-        auto end_group = [&] {
-            if (group) {
-                rs.add_row(sel.output_row());
-                ++groups;
-                group.reset();
+        _base.slice = _slice;
+        _base.order = read_order_for(_st.reversed);
+        _base.partition_row_limit = _filters.empty() ? _pplimit : no_row_limit;
+        _base.static_only_is_row = _st.static_only_rows || _st.distinct;
+        _base.now = now_seconds();
+        _base.bypass = _st.bypass_cache ? bypass_cache::yes : bypass_cache::no;
+        _base.timeout = read_clock::now() + timeout;
+        _base.description = fmt::format("SELECT from {}.{}", _s->keyspace(), _s->table());
+        _group_target = _paged ? std::min<uint64_t>(uint64_t(_o.page_size), _limit_left) : _limit_left;
+        _full = _want == 0;
+    }
+
+    // One source's pages, until it ends or the result is full.
+    future<> read_source(const source& src) {
+        page_request req = _base;
+        req.range = src.range;
+        req.start_after = src.start_after;
+        _cur.reset();
+        _cur_count = 0;
+        while (!_full) {
+            uint64_t left = _want == no_row_limit ? no_row_limit : _want - _got;
+            req.row_limit = std::min(left, rows_per_read);
+            page_result page;
+            if (src.keys.empty()) {
+                page = co_await query_page(_qp.sharded_db(), _s, req);
+            } else {
+                page = co_await query_keys_page(_qp.sharded_db(), _s, src.keys, req);
             }
-        };
-        bool full = want == 0;
-        auto srcs = sources(ps);
-        std::vector<std::string_view> pk_comps;
-        for (size_t si = 0; si < srcs.size() && !full; ++si) {
-            page_request req = base;
-            req.range = srcs[si].range;
-            req.start_after = srcs[si].start_after;
-            std::optional<dht::decorated_key> cur;
-            uint64_t cur_count = 0;
-            while (!full) {
-                uint64_t left = want == no_row_limit ? no_row_limit : want - got;
-                req.row_limit = std::min(left, rows_per_read);
-                auto page = co_await query_page(_qp.sharded_db(), _s, req);
-                for (auto& m : page.partitions) {
-                    auto& key = m.decorated_key();
-                    bool resumed = req.start_after && req.start_after->row && req.start_after->key == key;
-                    if (!cur || !(*cur == key)) {
-                        cur = key;
-                        cur_count = resumed ? req.start_after->partition_rows : 0;
-                    }
-                    pk_comps = key.key().components(_s->partition_key().size());
-                    auto one = [&](const clustering_key_prefix* ck, const deletable_row* row) {
-                        row_view v{*_s, key, pk_comps, ck, row, m.partition().static_row(), base.now};
-                        if (cur_count >= pplimit) {
-                            return;
-                        }
-                        for (auto& f : _filters) {
-                            if (!matches(v, f)) {
-                                return;
-                            }
-                        }
-                        if (grouped) {
-                            std::vector<bytes> g;
-                            for (auto c : pk_comps) {
-                                g.push_back(to_bytes(c));
-                            }
-                            for (size_t i = pk_comps.size(); i < _st.group_by; ++i) {
-                                auto c = ck && ck->size() > i - pk_comps.size() ? ck->component(i - pk_comps.size())
-                                                                                  : bytes_view();
-                                g.emplace_back(c.begin(), c.end());
-                            }
-                            if (group && *group != g) {
-                                end_group();
-                                if (groups >= group_target) {
-                                    full = true;
-                                    return;
-                                }
-                            }
-                            group = std::move(g);
-                        }
-                        sel.add_input(v);
-                        if (grouped) {
-                            // Emitted when the group ends.
-                        } else if (post_order) {
-                            collected.emplace_back(ck ? *ck : clustering_key_prefix(), sel.output_row());
-                        } else if (!_st.aggregate) {
-                            rs.add_row(sel.output_row());
-                        }
-                        ++cur_count;
-                        ++got;
-                        last = page_position{key, ck ? std::optional<clustering_key_prefix>(*ck) : std::nullopt,
-                                             cur_count};
-                        full = got >= want;
-                    };
-                    auto& rows = m.partition().rows();
-                    if (rows.empty()) {
-                        if (counted_rows(m, req.static_only_is_row, resumed)) {
-                            one(nullptr, nullptr);
-                        }
-                    } else if (!_st.reversed) {
-                        for (auto it = rows.begin(); it != rows.end() && !full; ++it) {
-                            one(&it->first, &it->second);
-                        }
-                    } else {
-                        for (auto it = rows.rbegin(); it != rows.rend() && !full; ++it) {
-                            one(&it->first, &it->second);
-                        }
-                    }
-                    if (full) {
-                        break;
-                    }
-                }
-                if (page.exhausted || !page.last) {
-                    break;
-                }
-                req.start_after = page.last;
+            for (size_t i = 0; i < page.partitions.size() && !_full; ++i) {
+                consume_partition(page.partitions[i], req);
+            }
+            if (page.exhausted || !page.last) {
+                break;
+            }
+            req.start_after = page.last;
+        }
+    }
+
+    // A page's partition: its rows (or its static-only row) in the read's order, until the result is full.
+    void consume_partition(const mutation& m, const page_request& req) {
+        auto& key = m.decorated_key();
+        bool resumed = req.start_after && req.start_after->row && req.start_after->key == key;
+        if (!_cur || !(*_cur == key)) {
+            _cur = key;
+            _cur_count = resumed ? req.start_after->partition_rows : 0;
+        }
+        auto pk_comps = key.key().components(_s->partition_key().size());
+        auto& rows = m.partition().rows();
+        if (rows.empty()) {
+            if (counted_rows(m, req.static_only_is_row, resumed)) {
+                consume_row(m, pk_comps, nullptr, nullptr);
+            }
+        } else if (!_st.reversed) {
+            for (auto it = rows.begin(); it != rows.end() && !_full; ++it) {
+                consume_row(m, pk_comps, &it->first, &it->second);
+            }
+        } else {
+            for (auto it = rows.rbegin(); it != rows.rend() && !_full; ++it) {
+                consume_row(m, pk_comps, &it->first, &it->second);
             }
         }
-        if (post_order) {
+    }
+
+    // One row read: PER PARTITION LIMIT, the filters, GROUP BY's groups, then into the selection.
+    void consume_row(const mutation& m, const std::vector<std::string_view>& pk_comps, const clustering_key_prefix* ck,
+                     const deletable_row* row) {
+        auto& key = m.decorated_key();
+        row_view v{*_s, key, pk_comps, ck, row, m.partition().static_row(), _base.now};
+        if (_cur_count >= _pplimit) {
+            return;
+        }
+        for (auto& f : _filters) {
+            if (!matches(v, f)) {
+                return;
+            }
+        }
+        if (_grouped) {
+            std::vector<bytes> g;
+            for (auto c : pk_comps) {
+                g.push_back(to_bytes(c));
+            }
+            for (size_t i = pk_comps.size(); i < _st.group_by; ++i) {
+                auto c = ck && ck->size() > i - pk_comps.size() ? ck->component(i - pk_comps.size()) : bytes_view();
+                g.emplace_back(c.begin(), c.end());
+            }
+            if (_group && *_group != g) {
+                end_group();
+                if (_groups >= _group_target) {
+                    _full = true;
+                    return;
+                }
+            }
+            _group = std::move(g);
+        }
+        _sel->add_input(v);
+        if (_grouped) {
+            // Emitted when the group ends.
+        } else if (_post_order) {
+            _collected.emplace_back(ck ? *ck : clustering_key_prefix(), _sel->output_row());
+        } else if (!_st.aggregate) {
+            _rs->add_row(_sel->output_row());
+        }
+        ++_cur_count;
+        ++_got;
+        _last = page_position{key, ck ? std::optional<clustering_key_prefix>(*ck) : std::nullopt, _cur_count};
+        _full = _got >= _want;
+    }
+
+    // GROUP BY: the group in progress becomes a result row.
+    void end_group() {
+        if (_group) {
+            _rs->add_row(_sel->output_row());
+            ++_groups;
+            _group.reset();
+        }
+    }
+
+    // The result once the reads are done: IN's ORDER BY sort, the last group, the aggregate, the paging state.
+    result_message finish() {
+        if (_post_order) {
             clustering_comparator cmp(*_s);
-            std::stable_sort(collected.begin(), collected.end(), [&](auto& a, auto& b) {
+            std::stable_sort(_collected.begin(), _collected.end(), [&](auto& a, auto& b) {
                 int c = cmp(a.first, b.first);
                 return _st.reversed ? c > 0 : c < 0;
             });
-            for (size_t i = 0; i < collected.size() && i < limit; ++i) {
-                rs.add_row(collected[i].second);
+            for (size_t i = 0; i < _collected.size() && i < _limit; ++i) {
+                _rs->add_row(_collected[i].second);
             }
-        } else if (grouped && !full) {
+        } else if (_grouped && !_full) {
             end_group();
-        } else if (grouped) {
-            if (paged && groups < limit_left) {
-                rs.metadata().paging_state = paging_state_after(*last, limit_left - groups);
+        } else if (_grouped) {
+            if (_paged && _groups < _limit_left) {
+                _rs->metadata().paging_state = paging_state_after(*_last, _limit_left - _groups);
             }
         } else if (_st.aggregate) {
-            rs.add_row(sel.output_row());
-        } else if (paged && full && last && got < limit_left) {
-            rs.metadata().paging_state = paging_state_after(*last, limit_left == no_row_limit ? no_row_limit
-                                                                                                : limit_left - got);
+            _rs->add_row(_sel->output_row());
+        } else if (_paged && _full && _last && _got < _limit_left) {
+            _rs->metadata().paging_state = paging_state_after(*_last, _limit_left == no_row_limit ? no_row_limit
+                                                                                                    : _limit_left - _got);
         }
-        co_return result_message(std::move(rs));
+        return result_message(std::move(*_rs));
     }
 
     const select_statement& _st;
@@ -522,6 +549,33 @@ private:
     bool _empty = false;
     clustering_ranges _slice;
     std::vector<bound_filter> _filters;
+    // bind_paging's.
+    uint64_t _limit = no_row_limit;
+    uint64_t _pplimit = no_row_limit;
+    uint64_t _limit_left = no_row_limit;
+    // Rows to read (no_row_limit: all).
+    uint64_t _want = no_row_limit;
+    std::optional<paging_state> _ps;
+    bool _paged = false;
+    bool _grouped = false;
+    // IN with ORDER BY: the rows sorted by clustering across partitions once all are read.
+    bool _post_order = false;
+    std::optional<selection> _sel;
+    std::optional<result_set> _rs;
+    std::vector<std::pair<clustering_key_prefix, std::vector<std::optional<bytes>>>> _collected;
+    page_request _base;
+    // The rows taken, the last one, and whether the result is full.
+    uint64_t _got = 0;
+    std::optional<page_position> _last;
+    bool _full = false;
+    // The partition being read and its rows taken (PER PARTITION LIMIT across pages).
+    std::optional<dht::decorated_key> _cur;
+    uint64_t _cur_count = 0;
+    // GROUP BY: the current group's key, and the groups emitted. A page holds page_size groups (LIMIT counts
+    // groups too); it ends at the last row of its last group, seen when the next group's first row comes.
+    std::optional<std::vector<bytes>> _group;
+    uint64_t _groups = 0;
+    uint64_t _group_target = no_row_limit;
 };
 
 } // namespace

@@ -126,8 +126,13 @@ database::database(sharded<database>* container, database_config cfg)
     }
     try {
         _metrics = register_dirty_memory_metrics(*_dirty_memory, *_system_dirty_memory);
-        _metrics.add_group("database", {metrics::make_counter("total_writes", _total_writes,
-                                                              metrics::description("writes applied on this shard"))});
+        _metrics.add_group("database",
+                           {metrics::make_counter("total_writes", _total_writes,
+                                                  metrics::description("writes applied on this shard")),
+                            metrics::make_counter("multi_get_batches", _multi_get_batches,
+                                                  metrics::description("batched multi-partition reads on this shard")),
+                            metrics::make_counter("multi_get_keys", _multi_get_keys,
+                                                  metrics::description("partition keys read by them"))});
         _metrics.add_group("storage_proxy",
                            {metrics::make_counter("replica_cross_shard_ops", _cross_shard_ops,
                                                   metrics::description("number of operations that crossed a shard "
@@ -793,14 +798,19 @@ future<std::vector<mutation>> database::query(schema_ptr s, dht::partition_range
 }
 
 future<std::vector<mutation>> database::multi_get_local(table_id id, std::vector<dht::decorated_key> keys,
-                                                        clustering_ranges slice, bool reversed) {
+                                                        clustering_ranges slice, bool reversed,
+                                                        read_clock::time_point timeout, bypass_cache bypass) {
     auto it = _tables.find(id);
     if (it == _tables.end()) {
         throw no_such_table("no table " + utils::to_string(id) + " on shard " + std::to_string(this_shard_id()));
     }
     auto t = it->second->t;  // held for the read, as query_local's
     auto started = utils::rate_meter::clock::now();
-    auto found = co_await t->multi_get(reader_permit(), std::move(keys), std::move(slice), read_order_for(reversed));
+    ++_multi_get_batches;
+    _multi_get_keys += keys.size();
+    reader_permit permit("multi_get of " + t->schema()->keyspace() + "." + t->schema()->table(), timeout);
+    auto found = co_await t->multi_get(std::move(permit), std::move(keys), std::move(slice), read_order_for(reversed),
+                                       nullptr, bypass);
     if (auto* stats = find_table_stats(id)) {
         stats->reads.record(started, utils::rate_meter::clock::now());
     }
@@ -815,7 +825,7 @@ future<std::vector<mutation>> database::multi_get_local(table_id id, std::vector
 }
 
 future<std::vector<mutation>> database::multi_get(schema_ptr s, std::vector<partition_key> keys, clustering_ranges slice,
-                                                  bool reversed) {
+                                                  bool reversed, read_clock::time_point timeout, bypass_cache bypass) {
     auto id = s->id();
     // Each shard's keys in ring order, duplicates dropped.
     std::vector<std::vector<dht::decorated_key>> by_shard(smp::count());
@@ -831,8 +841,8 @@ future<std::vector<mutation>> database::multi_get(schema_ptr s, std::vector<part
         }
         std::sort(ks.begin(), ks.end());
         ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
-        auto one = [id, ks = std::move(ks), slice, reversed](database& db) {
-            return db.multi_get_local(id, ks, slice, reversed);
+        auto one = [id, ks = std::move(ks), slice, reversed, timeout, bypass](database& db) {
+            return db.multi_get_local(id, ks, slice, reversed, timeout, bypass);
         };
         parts.push_back(_container->invoke_on(sh, std::move(one)));
     }

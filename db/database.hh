@@ -205,9 +205,18 @@ public:
     // nothing holds is left out, a key given twice comes once, and the partitions come sorted by the partition key
     // type's comparison (s->partition_key_type(): `k IN (5, 1, 3)` gives 1, 3, 5, -6 before 1, text and blobs by
     // bytes), as Cassandra returns them. The keys are grouped by owner shard, one call per shard, each shard's keys
-    // read as one batch (table::multi_get: shared index page lookups, Data.db reads merged). Throws no_such_table.
+    // read as one batch (table::multi_get: shared index page lookups, Data.db reads merged) under one deadline
+    // (`timeout`: read_timeout_error once it passes); `bypass` as read_options::bypass. Throws no_such_table.
     future<std::vector<mutation>> multi_get(schema_ptr s, std::vector<partition_key> keys, clustering_ranges slice,
-                                            bool reversed = false);
+                                            bool reversed = false, read_clock::time_point timeout = no_timeout,
+                                            bypass_cache bypass = bypass_cache::no);
+    // This shard's multi_get batches (one per shard a multi_get's keys fall on) and the keys they read
+    // (scylla_database_multi_get_batches, _keys).
+    uint64_t multi_get_batches() const noexcept { return _multi_get_batches; }
+    uint64_t multi_get_keys() const noexcept { return _multi_get_keys; }
+    // Rows this shard's parts of query_page read (what pages cost, beside what they return).
+    void note_page_rows(uint64_t n) noexcept { _page_rows += n; }
+    uint64_t page_rows() const noexcept { return _page_rows; }
     // Major compaction (the REST API's keyspace_compaction) of `tables` of the keyspace (all of its tables when
     // empty) on every shard, through each shard's compaction manager. Throws no_such_table for an unknown name.
     future<> compact(std::string keyspace, std::vector<std::string> tables = {});
@@ -300,7 +309,8 @@ private:
                                               bool reversed);
     // keys: this shard's, in ring order, distinct. The partitions some source holds, in ring order.
     future<std::vector<mutation>> multi_get_local(table_id id, std::vector<dht::decorated_key> keys,
-                                                  clustering_ranges slice, bool reversed);
+                                                  clustering_ranges slice, bool reversed,
+                                                  read_clock::time_point timeout, bypass_cache bypass);
     table_entry& entry_for_write(const table_id& id);
     dirty_memory_manager& dirty_memory_for(const schema& s) noexcept;
 
@@ -320,6 +330,9 @@ private:
     uint64_t _total_writes = 0;
     // note_cross_shard_op (scylla_storage_proxy_replica_cross_shard_ops).
     uint64_t _cross_shard_ops = 0;
+    uint64_t _multi_get_batches = 0;
+    uint64_t _multi_get_keys = 0;
+    uint64_t _page_rows = 0;
     std::map<std::string, keyspace_definition> _keyspaces;
     std::map<std::pair<std::string, std::string>, data_type> _types;
     std::map<table_id, std::unique_ptr<table_entry>> _tables;

@@ -1,5 +1,5 @@
 // query_page: one page of a query's live rows: read on each shard through table::make_reader and the compacting
-// reader (query mode), stopping after the page's rows, merged across shards in ring order; never a whole partition.
+// reader (query mode), stopping after the page's rows, merged across shards in ring order; or of given keys (IN).
 #pragma once
 
 #include "db/database.hh"
@@ -60,10 +60,20 @@ struct page_result {
     std::optional<page_position> last;
 };
 
-// One page of `s`'s table: from every shard owning part of req.range (one shard for a single partition), each
-// reading up to req.row_limit rows, merged by key and cut at row_limit. Throws no_such_table, and
+// One page of `s`'s table: from every shard owning part of req.range (one shard for a single partition), read in
+// rounds (each shard its share of row_limit first, then the shard whose rows end first on, until the rows every
+// shard has read up to fill the page: about row_limit rows read in all), merged by key and cut at row_limit. Throws no_such_table, and
 // read_timeout_error once req.timeout passes (checked before each buffer fill and by the sstable readers).
 future<page_result> query_page(sharded<database>& db, schema_ptr s, page_request req);
+
+// One page of the partitions of `keys` (distinct, in the order the page gives them: CQL's IN order), read in
+// batches by database::multi_get (a batch of as many keys as the page still wants rows, one cross-shard call per
+// owner shard) and compacted as query_page's reads are; req.range is not used. When req.start_after names one of
+// the keys, the keys before it are skipped, and it too unless the page resumes inside it (start_after->row): that
+// partition's rest is read first, by query_page. A batch reads its partitions' whole slices (the page's row limit
+// cuts them afterwards), so a page of an IN over large partitions reads more than it returns.
+future<page_result> query_keys_page(sharded<database>& db, schema_ptr s, std::vector<dht::decorated_key> keys,
+                                    page_request req);
 
 // The rows a page's partition counts for under req's rules (its clustering rows, or 1 for a static-only one when
 // static_only_is_row and the partition is not resumed).

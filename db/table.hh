@@ -166,10 +166,11 @@ public:
     // probes first, one index page lookup per summary page, the small partitions' Data.db bytes read in file order,
     // nearby ones merged, before any is parsed), always forward (`order` only decides how `slice` is read), then
     // populate the cache as misses of make_reader do. `permit` covers the whole batch (its deadline, its memory).
-    // `stats`, if given, counts the sstable batches' work.
+    // `stats`, if given, counts the sstable batches' work. `bypass`: the row cache neither looked into nor filled.
     future<std::vector<std::optional<mutation>>> multi_get(reader_permit permit, std::vector<dht::decorated_key> keys,
                                                            clustering_ranges slice, read_order order = read_order::forward,
-                                                           sstables::partition_batch_stats* stats = nullptr);
+                                                           sstables::partition_batch_stats* stats = nullptr,
+                                                           bypass_cache bypass = bypass_cache::no);
 
     // Seals the active memtable (if not empty) and flushes every sealed memtable, oldest first. A failed write
     // leaves the memtable sealed and readable (the next flush retries it) and throws.

@@ -98,7 +98,8 @@ future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>&
 
 future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit permit, std::vector<dht::decorated_key> keys,
                                                               clustering_ranges slice, read_order order,
-                                                              sstables::partition_batch_stats* stats) {
+                                                              sstables::partition_batch_stats* stats,
+                                                              bypass_cache bypass) {
     for (size_t i = 1; i < keys.size(); ++i) {
         if (!(keys[i - 1] < keys[i])) {
             throw std::invalid_argument("table::multi_get: keys not in ring order or not distinct (key " +
@@ -123,7 +124,7 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
     for (auto& sst : ssts) {
         holds.emplace_back(sst->readers());
     }
-    row_cache* cache = _cache && !ssts.empty() ? _cache.get() : nullptr;
+    row_cache* cache = _cache && bypass == bypass_cache::no && !ssts.empty() ? _cache.get() : nullptr;
     uint64_t phase = cache ? cache->phase() : 0;
 
     // The row cache first: its hits (data, or known absent) are the sstables' part of those keys.

@@ -9,6 +9,7 @@
 #include "cql/query_processor.hh"
 #include "db/database.hh"
 #include "db/query_page.hh"
+#include "db/table_stats.hh"
 #include "runtime/smp.hh"
 #include "test/lib/database_test_support.hh"
 #include "test/lib/mutation_model.hh"
@@ -583,6 +584,177 @@ REEF_TEST_CASE(group_by_aggregates_each_group) {
             refused = e.code() == error_code::invalid;
         }
         BOOST_REQUIRE(refused);
+    };
+    co_await with_cql(body);
+}
+
+namespace {
+
+// Summed over the shards: multi_get batches, keys they read, and reads of the table (one per multi_get batch, one
+// per shard a query_page touches).
+struct read_counts {
+    uint64_t batches = 0;
+    uint64_t keys = 0;
+    uint64_t reads = 0;
+};
+
+future<read_counts> count_reads(sharded<database>& db, table_id id) {
+    read_counts out;
+    for (shard_id sh = 0; sh < smp::count(); ++sh) {
+        auto one = [id](database& d) {
+            auto* st = d.find_table_stats(id);
+            return read_counts{d.multi_get_batches(), d.multi_get_keys(), st ? st->reads.latency.count : 0};
+        };
+        auto c = co_await db.invoke_on(sh, one);
+        out.batches += c.batches;
+        out.keys += c.keys;
+        out.reads += c.reads;
+    }
+    co_return out;
+}
+
+} // namespace
+
+// `pk IN (...)`, as a query and as a prepared statement with a list marker or one marker per key, reads its keys
+// through database::multi_get: one batch per owner shard, not one read per key; its rows are those of the keys'
+// single-partition queries in IN order, and paged it reads at most a batch per shard (plus the resumed partition)
+// per page.
+REEF_TEST_CASE(in_queries_read_through_multi_get) {
+    auto body = [&](sharded<database>& db, sharded<query_processor>& qp) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace());
+        auto s = co_await db.local().create_table(int_table_schema());
+        // 24 partitions of 3 rows, half of them flushed.
+        for (int k = 0; k < 24; ++k) {
+            for (int c = 0; c < 3; ++c) {
+                mutation m(s, pkey(k));
+                auto& row = m.partition().clustered_row(ck(c));
+                row.marker = row_marker{1};
+                row.cells.apply(0, atomic_cell::make_live(1, std::string(to_string_view(int_value(10 * k + c)))));
+                co_await db.local().apply(std::move(m));
+            }
+            if (k == 11) {
+                co_await db.local().flush("ks", "t");
+            }
+        }
+        // Keys in any order, repeated, and absent (30, 31).
+        std::vector<int> in = {17, 3, 30, 5, 3, 22, 0, 9, 31, 14, 11, 12, 20, 1, 17, 7};
+        std::set<int> distinct(in.begin(), in.end());
+        std::set<shard_id> owners;
+        std::string list;
+        for (int k : in) {
+            list += (list.empty() ? "" : ", ") + std::to_string(k);
+        }
+        for (int k : distinct) {
+            owners.insert(dht::shard_of(pkey(k).get_token(), smp::count()));
+        }
+        rows_type expected;
+        for (int k : distinct) {
+            auto one = co_await run_paged(qp.local(), fmt::format("SELECT * FROM ks.t WHERE pk = {}", k), -1);
+            expected.insert(expected.end(), one.begin(), one.end());
+        }
+        BOOST_REQUIRE_EQUAL(expected.size(), 3 * (distinct.size() - 2));
+        auto query = fmt::format("SELECT * FROM ks.t WHERE pk IN ({})", list);
+        auto before = co_await count_reads(db, s->id());
+        auto got = co_await run_paged(qp.local(), query, -1);
+        auto after = co_await count_reads(db, s->id());
+        BOOST_REQUIRE(got == expected);
+        BOOST_REQUIRE_EQUAL(after.batches - before.batches, owners.size());
+        BOOST_REQUIRE_EQUAL(after.keys - before.keys, distinct.size());
+        BOOST_REQUIRE_EQUAL(after.reads - before.reads, owners.size());
+        // Prepared: IN ? with a list, and IN (?, ?, ...).
+        client_state state;
+        auto p1 = co_await qp.local().prepare("SELECT * FROM ks.t WHERE pk IN ?", state);
+        std::vector<bytes> values;
+        std::string markers;
+        for (int k : in) {
+            values.push_back(int_value(k));
+            markers += markers.empty() ? "?" : ", ?";
+        }
+        query_options o1;
+        o1.values = {raw_value::of(serialize_collection(values))};
+        before = co_await count_reads(db, s->id());
+        auto r1 = co_await qp.local().execute_prepared(std::get<prepared_result>(p1).id, state, o1);
+        after = co_await count_reads(db, s->id());
+        BOOST_REQUIRE(std::get<result_set>(r1).rows() == expected);
+        BOOST_REQUIRE_EQUAL(after.batches - before.batches, owners.size());
+        BOOST_REQUIRE_EQUAL(after.reads - before.reads, owners.size());
+        auto p2 = co_await qp.local().prepare(fmt::format("SELECT * FROM ks.t WHERE pk IN ({})", markers), state);
+        query_options o2;
+        for (auto& v : values) {
+            o2.values.push_back(raw_value::of(v));
+        }
+        before = co_await count_reads(db, s->id());
+        auto r2 = co_await qp.local().execute_prepared(std::get<prepared_result>(p2).id, state, o2);
+        after = co_await count_reads(db, s->id());
+        BOOST_REQUIRE(std::get<result_set>(r2).rows() == expected);
+        BOOST_REQUIRE_EQUAL(after.batches - before.batches, owners.size());
+        BOOST_REQUIRE_EQUAL(after.reads - before.reads, owners.size());
+        // Paged: each page reads one batch per owner shard at most, and the partition it resumes in.
+        for (int32_t size : {1, 2, 4, 5, 7, 40}) {
+            query_options o;
+            o.page_size = size;
+            rows_type all;
+            while (true) {
+                before = co_await count_reads(db, s->id());
+                auto r = co_await qp.local().execute(query, state, o);
+                after = co_await count_reads(db, s->id());
+                BOOST_REQUIRE_LE(after.reads - before.reads, smp::count() + 1);
+                auto& rs = std::get<result_set>(r);
+                auto rows = rs.rows();
+                all.insert(all.end(), rows.begin(), rows.end());
+                if (!rs.metadata().paging_state) {
+                    break;
+                }
+                o.paging_state = rs.metadata().paging_state;
+            }
+            BOOST_REQUIRE_MESSAGE(all == expected, "page size " << size);
+        }
+        // ORDER BY over several partitions, read reversed: rows sorted by ck descending, partitions in IN order
+        // within a ck (a stable sort of the read order).
+        std::vector<std::pair<int, std::vector<std::optional<bytes>>>> by_ck;
+        for (auto& r : expected) {
+            by_ck.emplace_back(int_of(*r[1]), r);
+        }
+        std::stable_sort(by_ck.begin(), by_ck.end(), [](auto& a, auto& b) { return a.first > b.first; });
+        rows_type sorted;
+        for (auto& [c, r] : by_ck) {
+            sorted.push_back(r);
+        }
+        auto ordered = fmt::format("SELECT * FROM ks.t WHERE pk IN ({}) ORDER BY ck DESC", list);
+        before = co_await count_reads(db, s->id());
+        auto desc = co_await run_paged(qp.local(), ordered, -1);
+        after = co_await count_reads(db, s->id());
+        BOOST_REQUIRE(desc == sorted);
+        BOOST_REQUIRE_EQUAL(after.batches - before.batches, owners.size());
+        auto limited = co_await run_paged(qp.local(), ordered + " LIMIT 5", 10);
+        BOOST_REQUIRE(limited == rows_type(sorted.begin(), sorted.begin() + 5));
+    };
+    co_await with_cql(body);
+}
+
+// IN with ORDER BY over several partitions: every row is read and sorted by clustering before LIMIT applies (as
+// Cassandra's getDataLimits leaves the limit out of the read), not the first LIMIT rows read sorted.
+REEF_TEST_CASE(in_with_order_by_sorts_before_its_limit) {
+    auto body = [&](sharded<database>& db, sharded<query_processor>& qp) -> future<> {
+        co_await db.local().create_keyspace(simple_keyspace());
+        auto s = co_await db.local().create_table(int_table_schema());
+        for (int k = 0; k < 4; ++k) {
+            for (int c = 0; c < 3; ++c) {
+                mutation m(s, pkey(k));
+                m.partition().clustered_row(ck(c)).marker = row_marker{1};
+                co_await db.local().apply(std::move(m));
+            }
+        }
+        auto query = std::string("SELECT pk, ck FROM ks.t WHERE pk IN (2, 0, 1) ORDER BY ck DESC LIMIT 4");
+        std::vector<std::pair<int, int>> want = {{0, 2}, {1, 2}, {2, 2}, {0, 1}};
+        for (int32_t page_size : {-1, 4, 10}) {
+            auto rows = co_await run_paged(qp.local(), query, page_size);
+            std::vector<std::pair<int, int>> got;
+            for (auto& r : rows) {
+                got.emplace_back(int_of(*r[0]), int_of(*r[1]));
+            }
+            BOOST_REQUIRE_MESSAGE(got == want, "page size " << page_size);
+        }
     };
     co_await with_cql(body);
 }

@@ -14,7 +14,10 @@ future<index_page_cache::entry_ptr> index_reader::page(size_t i) {
                                  std::to_string(begin) + ", past the next page's start " + std::to_string(end));
     }
     auto loader = [this, begin, end]() -> future<partition_index_page> {
-        auto buf = co_await _caches.file().read(begin, end - begin);
+        // Past cached_file: the page keeps its bytes itself, and caching them twice (Index.db's pages and the parsed
+        // page) would halve the pages the budget holds.
+        auto f = _caches.file().underlying_file();
+        auto buf = co_await f.dma_read(begin, end - begin);
         if (buf.size() != end - begin) {
             throw std::runtime_error("index_reader: Index.db is shorter than the summary says (page at " +
                                      std::to_string(begin) + ")");

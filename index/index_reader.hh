@@ -1,5 +1,6 @@
 // index_reader: where a partition range starts and ends in Data.db, found from the summary (in memory) and only the
-// Index.db pages it points at, read through cached_file and kept parsed in partition_index_cache.
+// Index.db pages it points at, read from the file (past cached_file: a page keeps its bytes) and kept in
+// partition_index_cache.
 #pragma once
 
 #include "cache/read_caches.hh"

@@ -2,6 +2,7 @@
 // table.hh.
 #include "db/memtable_reader.hh"
 #include "db/table.hh"
+#include "runtime/when_all.hh"
 #include "sstables/shared_sstable_readers.hh"
 
 #include <stdexcept>
@@ -55,14 +56,27 @@ void apply_into(std::optional<mutation>& slot, mutation m) {
 future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
                                     const std::vector<dht::decorated_key>& keys, const clustering_ranges& forward_slice, reader_permit permit,
                                     std::vector<std::optional<mutation>>& out, sstables::partition_batch_stats* stats) {
-    // Each key hashed once for every sstable's filter.
+    // Each key hashed once for every sstable's filter; every filter probed for the whole batch first, and only the
+    // sstables that admit a key looked at further, all of them at once (their index pages and Data.db reads in
+    // flight together), then parsed one after another.
     std::vector<sstables::bloom_filter::hash_type> hashes;
     hashes.reserve(keys.size());
     for (auto& k : keys) {
         hashes.push_back(sstables::bloom_filter::hash_of(k.key().bytes()));
     }
-    for (auto& sst : ssts) {
-        auto located = co_await sstables::locate_partitions(*sst, keys, hashes, permit, {}, stats);
+    std::vector<size_t> candidates;
+    std::vector<future<sstables::located_batch>> locating;
+    for (size_t i = 0; i < ssts.size(); ++i) {
+        auto admitted = sstables::probe_filter(*ssts[i], hashes, stats);
+        if (!admitted.empty()) {
+            candidates.push_back(i);
+            locating.push_back(sstables::locate_admitted(*ssts[i], keys, std::move(admitted), permit, {}, stats));
+        }
+    }
+    auto all_located = co_await when_all(std::move(locating));
+    for (size_t c = 0; c < candidates.size(); ++c) {
+        auto& sst = ssts[candidates[c]];
+        auto& located = all_located[c];
         if (located.keys.empty()) {
             continue;
         }

@@ -14,7 +14,10 @@ future<index_page_cache::entry_ptr> index_reader::page(size_t i) {
                                  std::to_string(begin) + ", past the next page's start " + std::to_string(end));
     }
     auto loader = [this, begin, end]() -> future<partition_index_page> {
-        auto buf = co_await _caches.file().read(begin, end - begin);
+        // Past cached_file: the page keeps its bytes itself, and caching them twice (Index.db's pages and the parsed
+        // page) would halve the pages the budget holds.
+        auto f = _caches.file().underlying_file();
+        auto buf = co_await f.dma_read(begin, end - begin);
         if (buf.size() != end - begin) {
             throw std::runtime_error("index_reader: Index.db is shorter than the summary says (page at " +
                                      std::to_string(begin) + ")");
@@ -36,10 +39,24 @@ future<std::optional<entry_ref>> index_reader::first_entry_not(std::function<boo
     size_t i = skipped == 0 ? 0 : skipped - 1;
     for (; i < pts.size(); ++i) {
         auto pg = co_await page(i);
-        auto& es = pg->entries;
-        auto it = std::partition_point(es.begin(), es.end(), [&](const partition_index_page_entry& e) { return skip(e.key); });
-        if (it != es.end()) {
-            size_t at = size_t(it - es.begin());
+        size_t at = entry_partition_point(*pg, skip);
+        if (at != pg->entries.size()) {
+            co_return entry_ref{std::move(pg), at};
+        }
+    }
+    co_return std::nullopt;
+}
+
+future<std::optional<entry_ref>> index_reader::first_entry_not_before(const dht::decorated_key& k) {
+    auto& pts = _summary.points;
+    // The last page whose first key is not after k holds k's entry if any, or the first entry after k is the next
+    // page's first.
+    size_t not_after = std::partition_point(pts.begin(), pts.end(), [&](const summary_point& p) { return p.key <= k; }) -
+                       pts.begin();
+    for (size_t i = not_after == 0 ? 0 : not_after - 1; i < pts.size(); ++i) {
+        auto pg = co_await page(i);
+        size_t at = entry_lower_bound(*pg, k);
+        if (at != pg->entries.size()) {
             co_return entry_ref{std::move(pg), at};
         }
     }
@@ -52,9 +69,8 @@ future<uint64_t> index_reader::first_not(std::function<bool(const dht::decorated
 }
 
 future<std::optional<entry_ref>> index_reader::find(const dht::decorated_key& k) {
-    std::function<bool(const dht::decorated_key&)> before = [&](const dht::decorated_key& e) { return e < k; };
-    auto e = co_await first_entry_not(std::move(before));
-    if (e && !(e->entry().key == k)) {
+    auto e = co_await first_entry_not_before(k);
+    if (e && !e->is(k)) {
         e.reset();
     }
     co_return e;
@@ -98,10 +114,10 @@ future<std::vector<std::optional<located_entry>>> index_reader::find_all(std::sp
         auto& es = pg->entries;
         size_t e = 0;
         for (size_t j = k; j < end; ++j) {
-            while (e < es.size() && es[e].key < keys[j]) {
+            while (e < es.size() && pg->compare(e, keys[j]) < 0) {
                 ++e;
             }
-            if (e == es.size() || !(es[e].key == keys[j])) {
+            if (e == es.size() || pg->compare(e, keys[j]) != 0) {
                 continue;
             }
             entry_ref ref{pg, e};
@@ -126,6 +142,20 @@ future<uint64_t> index_reader::lower_bound(const dht::ring_position& p) {
 }
 
 future<data_range> index_reader::range(const dht::partition_range& pr) {
+    if (pr.is_singular() && pr.start()->inclusive && pr.end()->inclusive) {
+        // One key (a single-partition read): its entry, compared in place, and where the next partition starts.
+        auto& k = *pr.start()->position.key();
+        auto e = co_await first_entry_not_before(k);
+        if (!e) {
+            co_return data_range{_summary.data_length, _summary.data_length};
+        }
+        uint64_t start = e->entry().data_position;
+        if (!e->is(k)) {
+            co_return data_range{start, start};
+        }
+        uint64_t end = co_await next_position(*e);
+        co_return data_range{start, std::max(start, end)};
+    }
     std::function<bool(const dht::decorated_key&)> before = [&](const dht::decorated_key& k) { return pr.before(k); };
     std::function<bool(const dht::decorated_key&)> not_after = [&](const dht::decorated_key& k) { return !pr.after(k); };
     // An unbounded side needs no lookup (the first partition starts Data.db, the last one ends it): a full scan

@@ -1,5 +1,6 @@
 // index_reader: where a partition range starts and ends in Data.db, found from the summary (in memory) and only the
-// Index.db pages it points at, read through cached_file and kept parsed in partition_index_cache.
+// Index.db pages it points at, read from the file (past cached_file: a page keeps its bytes) and kept in
+// partition_index_cache.
 #pragma once
 
 #include "cache/read_caches.hh"
@@ -50,6 +51,10 @@ struct entry_ref {
     index_page_cache::entry_ptr page;
     size_t index = 0;
     const partition_index_page_entry& entry() const noexcept { return page->entries[index]; }
+    // Its key, decorated (a copy).
+    dht::decorated_key key() const { return page->key(index); }
+    // Whether its key is k (compared in place).
+    bool is(const dht::decorated_key& k) const noexcept { return page->compare(index, k) == 0; }
 };
 
 // One key's entry as find_all gives it: the entry (its page pinned) and its partition's bytes in Data.db.
@@ -91,6 +96,8 @@ private:
     future<uint64_t> first_not(std::function<bool(const dht::decorated_key&)> skip);
     // The entry first_not's answer comes from (nothing when it is data_length).
     future<std::optional<entry_ref>> first_entry_not(std::function<bool(const dht::decorated_key&)> skip);
+    // The first entry not before k, compared in place (no key decorated): first_entry_not(before k).
+    future<std::optional<entry_ref>> first_entry_not_before(const dht::decorated_key& k);
 
     const index_summary& _summary;
     cache::read_caches<partition_index_page>& _caches;

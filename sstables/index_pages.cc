@@ -1,6 +1,8 @@
 // Summary points and index pages for the index room. See index_pages.hh.
 #include "sstables/index_pages.hh"
 
+#include "sstables/byte_reader.hh"
+#include "sstables/exceptions.hh"
 #include "sstables/index_entry.hh"
 #include "utils/vint.hh"
 
@@ -32,20 +34,40 @@ index::index_summary make_index_summary(const summary& s, uint64_t index_file_si
 
 index::page_parser make_index_page_parser(sstable_version v, std::string file,
                                           mx_fragment_consumer::token_function token) {
-    return [v, file = std::move(file), token = std::move(token)](std::string_view bytes, uint64_t base_offset) {
-        auto entries = parse_index_entries(bytes, v, file, base_offset);
-        index::partition_index_page page;
-        page.entries.reserve(entries.size());
-        for (size_t i = 0; i < entries.size(); ++i) {
-            auto& e = entries[i];
-            uint64_t begin = e.index_position - base_offset;
-            uint64_t end = i + 1 < entries.size() ? entries[i + 1].index_position - base_offset : bytes.size();
-            // The key (2-byte length), then the position as a vint; the rest is the promoted index as stored.
-            uint64_t head = 2 + e.key.size() + utils::unsigned_vint_size(e.data_position);
-            auto key = decorate(std::move(e.key), token);
-            page.entries.push_back({std::move(key), e.data_position, std::string(bytes.substr(begin + head, end - begin - head)),
-                                    base_offset + begin + head});
+    // Only what a lookup needs: each entry's key (hashed to its token), Data.db position and where its promoted index
+    // lies; the promoted index is parsed (and checked) by the read that uses it (parse_promoted_index).
+    return [file = std::move(file), token = std::move(token)](std::string_view bytes, uint64_t base_offset) {
+        if (bytes.size() > UINT32_MAX) {
+            throw malformed_sstable_exception(file, base_offset, "an index page of " + std::to_string(bytes.size()) +
+                                                                     " bytes (at most 2^32 - 1)");
         }
+        index::partition_index_page page;
+        page.bytes.assign(bytes);
+        page.base_offset = base_offset;
+        // Entries take at least 4 bytes (key length, one-byte position and promoted index size).
+        page.entries.reserve(bytes.size() / 24 + 1);
+        byte_reader in(file, byte_reader::to_bytes(std::string_view(page.bytes)), base_offset);
+        while (!in.at_end()) {
+            index::partition_index_page_entry e;
+            auto key_len = in.read_be<uint16_t>("a partition key length");
+            e.key_offset = uint32_t(in.position());
+            e.key_size = key_len;
+            auto key = in.read_bytes(key_len, "a partition key");
+            auto key_view = std::string_view(reinterpret_cast<const char*>(key.data()), key.size());
+            e.token = token ? token(to_bytes_view(key_view)) : dht::murmur3_token(key_view);
+            e.data_position = in.read_unsigned_vint("a Data.db position");
+            e.promoted_offset = uint32_t(in.position());
+            auto promoted_at = in.offset();
+            auto promoted_len = in.read_unsigned_vint("a promoted index size");
+            if (promoted_len > in.remaining()) {
+                in.fail_at(promoted_at, "a promoted index of " + std::to_string(promoted_len) + " bytes, past the page's end (" +
+                                            std::to_string(in.remaining()) + " bytes left)");
+            }
+            in.read_bytes(promoted_len, "a promoted index");
+            e.promoted_size = uint32_t(in.position() - e.promoted_offset);
+            page.entries.push_back(e);
+        }
+        page.entries.shrink_to_fit();
         return page;
     };
 }

@@ -59,25 +59,56 @@ future<temporary_buffer> read_span(const sstable& sst, uint64_t start, uint64_t 
 
 } // namespace
 
-future<located_batch> locate_partitions(const sstable& sst, std::span<const dht::decorated_key> keys,
-                                        std::span<const bloom_filter::hash_type> hashes, const reader_permit& permit, partition_batch_options opts,
-                                        partition_batch_stats* stats) {
-    located_batch out;
-    // Every probe first: the index is looked at only for the keys the filter admits.
-    std::vector<dht::decorated_key> admitted;
+std::vector<size_t> probe_filter(const sstable& sst, std::span<const bloom_filter::hash_type> hashes,
+                                 partition_batch_stats* stats) {
+    std::vector<size_t> out;
     auto& filter = sst.components().filter;
-    for (size_t i = 0; i < keys.size(); ++i) {
-        if (hashes.empty() ? sst.may_contain(keys[i]) : filter.is_present(hashes[i])) {
-            out.keys.push_back(i);
-            admitted.push_back(keys[i]);
+    for (size_t i = 0; i < hashes.size(); ++i) {
+        if (filter.is_present(hashes[i])) {
+            out.push_back(i);
         }
     }
     if (stats) {
-        stats->probes += keys.size();
-        stats->admitted += admitted.size();
+        stats->probes += hashes.size();
+        stats->admitted += out.size();
     }
-    if (admitted.empty()) {
+    return out;
+}
+
+future<located_batch> locate_partitions(const sstable& sst, std::span<const dht::decorated_key> keys,
+                                        std::span<const bloom_filter::hash_type> hashes, const reader_permit& permit, partition_batch_options opts,
+                                        partition_batch_stats* stats) {
+    std::vector<bloom_filter::hash_type> own;
+    if (hashes.empty()) {
+        own.reserve(keys.size());
+        for (auto& k : keys) {
+            own.push_back(bloom_filter::hash_of(k.key().bytes()));
+        }
+        hashes = own;
+    }
+    // Every probe first: the index is looked at only for the keys the filter admits.
+    auto admitted = probe_filter(sst, hashes, stats);
+    auto out = co_await locate_admitted(sst, keys, std::move(admitted), permit, opts, stats);
+    co_return out;
+}
+
+future<located_batch> locate_admitted(const sstable& sst, std::span<const dht::decorated_key> keys,
+                                      std::vector<size_t> admitted, const reader_permit& permit,
+                                      partition_batch_options opts, partition_batch_stats* stats) {
+    located_batch out;
+    out.keys = std::move(admitted);
+    if (out.keys.empty()) {
         co_return out;
+    }
+    // The admitted keys as one span: the batch itself when the filter admitted all of it (no copies).
+    std::vector<dht::decorated_key> subset;
+    std::span<const dht::decorated_key> lookup = keys;
+    if (out.keys.size() != keys.size()) {
+        subset.reserve(out.keys.size());
+        for (size_t i : out.keys) {
+            subset.push_back(keys[i]);
+        }
+        lookup = subset;
     }
     auto index_name = sst.components().desc.filename(component_type::index);
     permit.check_timeout(index_name);
@@ -86,7 +117,7 @@ future<located_batch> locate_partitions(const sstable& sst, std::span<const dht:
     index::index_reader idx(*handles.summary, caches, handles.parse_page);
     uint64_t misses_before = handles.index_cache->stats().misses + handles.index_cache->stats().hits +
                              handles.index_cache->stats().blocks;
-    auto found = co_await idx.find_all(admitted);
+    auto found = co_await idx.find_all(lookup);
     if (stats) {
         auto& st = handles.index_cache->stats();
         stats->page_lookups += st.misses + st.hits + st.blocks - misses_before;

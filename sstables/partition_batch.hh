@@ -43,6 +43,16 @@ struct partition_batch_stats {
     uint64_t prefetched = 0;
 };
 
+// The keys sst's bloom filter admits (their indexes, ascending); hashes[i]: keys[i]'s bloom_filter::hash_of. A
+// batch over many sstables probes every filter first and looks further only in the sstables that admit a key.
+std::vector<size_t> probe_filter(const sstable& sst, std::span<const bloom_filter::hash_type> hashes,
+                                 partition_batch_stats* stats = nullptr);
+
+// As locate_partitions, for the keys of `keys` that `admitted` names (probe_filter's answer): no filter probe.
+future<located_batch> locate_admitted(const sstable& sst, std::span<const dht::decorated_key> keys,
+                                      std::vector<size_t> admitted, const reader_permit& permit,
+                                      partition_batch_options opts = {}, partition_batch_stats* stats = nullptr);
+
 // Locates keys (in ring order, distinct) in sst through its shared index caches (index_reader::find_all), reading
 // the small partitions' bytes. hashes: the keys' bloom_filter::hash_of, one per key, so that a batch over many
 // sstables hashes each key once (empty: computed here). permit: the batch's; its deadline is checked before the index lookups and the reads.

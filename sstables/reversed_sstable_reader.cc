@@ -171,8 +171,7 @@ private:
         _page_index = skipped == 0 ? 0 : skipped - 1;
         _permit.check_timeout(_index_file);
         _page = co_await _index.page(_page_index);
-        auto& es = _page->entries;
-        _entry_index = std::partition_point(es.begin(), es.end(), [&](auto& e) { return before(e.key); }) - es.begin();
+        _entry_index = index::entry_partition_point(*_page, before);
     }
 
     // The next partition of the range, if any.
@@ -189,12 +188,13 @@ private:
         if (_page_index >= points.size()) {
             co_return std::nullopt;
         }
-        auto& e = _page->entries[_entry_index];
-        if (_range.after(e.key)) {
+        auto key = _page->key(_entry_index);
+        if (_range.after(key)) {
             co_return std::nullopt;
         }
-        partition_location loc{e.data_position, _h.summary->data_length, e.promoted_index, e.promoted_index_position};
-        _key.emplace(e.key);
+        partition_location loc{_page->entries[_entry_index].data_position, _h.summary->data_length,
+                               std::string(_page->promoted_index(_entry_index)), _page->promoted_index_position(_entry_index)};
+        _key.emplace(std::move(key));
         if (_entry_index + 1 < _page->entries.size()) {
             loc.end = _page->entries[_entry_index + 1].data_position;
         } else if (_page_index + 1 < points.size()) {

@@ -239,7 +239,7 @@ private:
         if (_located_mode) {
             // The batch probed the filter and found the entry: the range is the next located partition.
             _loc = &_located[_next_located++];
-            _range = dht::partition_range::singular(_loc->entry.entry().key);
+            _range = dht::partition_range::singular(_loc->entry.key());
             dr = _loc->range;
         } else {
             if (_range.is_singular()) {
@@ -282,7 +282,7 @@ private:
         if (!first || first->entry().data_position != position) {
             co_return false;  // the index disagrees with itself: the ordinary path says where
         }
-        auto key = first->entry().key;
+        auto key = first->key();
         first.reset();
         _partition_position = position;
         _lookup = key;
@@ -510,7 +510,7 @@ private:
         auto key = std::move(*_lookup);
         _lookup.reset();
         std::optional<index::entry_ref> e;
-        if (_loc && _loc->entry.entry().key == key) {
+        if (_loc && _loc->entry.is(key)) {
             e = _loc->entry;
         } else {
             _permit.check_timeout(_index_file_name);
@@ -526,18 +526,18 @@ private:
                                               "the index places this partition at " + std::to_string(entry.data_position));
         }
         auto index_file = _sstable.components->desc.filename(component_type::index);
-        auto pi = parse_promoted_index(entry.promoted_index, _sstable.components->desc.version, index_file,
-                                       entry.promoted_index_position);
+        auto pi = parse_promoted_index(e->page->promoted_index(e->index), _sstable.components->desc.version, index_file,
+                                       e->page->promoted_index_position(e->index));
         if (pi) {
             uint64_t end = 0;
-            if (_loc && _loc->entry.entry().key == key) {
+            if (_loc && _loc->entry.is(key)) {
                 end = _loc->range.end;
             } else {
                 _permit.check_timeout(_index_file_name);
                 end = co_await _index.next_position(*e);
             }
             if (end <= _partition_position || end > _range_end) {
-                throw malformed_sstable_exception(index_file, entry.promoted_index_position,
+                throw malformed_sstable_exception(index_file, e->page->promoted_index_position(e->index),
                                                   "the next partition starts at " + std::to_string(end) +
                                                       ", outside this one's byte range");
             }

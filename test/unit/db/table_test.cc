@@ -450,9 +450,11 @@ REEF_TEST_CASE(test_table_read_bypasses_caches) {
         BOOST_CHECK_EQUAL(tracker.file_stats().page_hits, files.page_hits);
         BOOST_CHECK_EQUAL(tracker.index_stats().misses, pages.misses);
         BOOST_CHECK_EQUAL(tracker.index_stats().hits, pages.hits);
+        // Cold: the page is loaded, its bytes read from Index.db itself (the page keeps them: not through cached_file).
+        auto index_reads = t.sstables().front()->index_file().io_counters().reads;
         co_await read(pr, bypass_cache::no);
         BOOST_CHECK_GT(tracker.index_stats().misses, pages.misses);
-        BOOST_CHECK_GT(tracker.file_stats().page_misses, files.page_misses);
+        BOOST_CHECK_GT(t.sstables().front()->index_file().io_counters().reads, index_reads);
         // Warm: the same partition again reads no Index.db page and finds the parsed page.
         auto warm_files = tracker.file_stats();
         auto warm_pages = tracker.index_stats();

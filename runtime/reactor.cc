@@ -8,6 +8,7 @@
 #include "runtime/smp.hh"
 
 #include <algorithm>
+#include <ctime>
 #include <exception>
 
 namespace reef {
@@ -76,12 +77,20 @@ namespace {
 // The shard's background shares (scheduling.hh); 0: not set, the reactor_config's (background_shares_default).
 thread_local unsigned background_shares_set = 0;
 thread_local unsigned background_shares_default = 125;
-// The background class's credit: time outside its rounds adds shares / 1000 of itself (up to two quotas), a round
-// run while the foreground had work ready takes its length off. A round may outrun its quota (a task runs to its
-// next suspension): the debt is paid back, so that the shares hold whatever the length of the steps; a round cut
-// short (its tasks wait for I/O) keeps the rest, so that the class resumes at once when its I/O completes.
-// Brought up to date at reactor::_background_ran_at.
+// The background class's credit: the thread's CPU time outside its rounds adds shares / 1000 of itself (up to two
+// quotas), a round run while the foreground had work ready takes its CPU time off. A round may outrun its quota (a
+// task runs to its next suspension): the debt is paid back, so that the shares hold whatever the length of the
+// steps; a round cut short (its tasks wait for I/O) keeps the rest, so that the class resumes at once when its I/O
+// completes. CPU time, not wall time: a thread the kernel deschedules (a loaded machine) would otherwise charge
+// the wait to whichever class was running.
 thread_local steady_clock_type::duration background_credit{};
+thread_local steady_clock_type::duration credit_cpu_at{};
+
+steady_clock_type::duration thread_cpu_time() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
 }
 
 void set_background_shares(unsigned shares) noexcept {
@@ -93,19 +102,20 @@ unsigned background_shares() noexcept {
 }
 
 void reactor::run_background_tasks() {
-    auto now = steady_clock_type::now();
-    auto quota = std::chrono::duration_cast<steady_clock_type::duration>(_cfg.background_quota);
-    background_credit = std::min(background_credit + (now - _background_ran_at) * background_shares() / foreground_shares,
-                                 2 * quota);
-    _background_ran_at = now;
     if (_background_queue.empty()) {
-        return;
+        return;  // the credit is brought up to date when it fills (capped: what it missed while empty is lost)
     }
+    auto cpu = thread_cpu_time();
+    auto quota = std::chrono::duration_cast<steady_clock_type::duration>(_cfg.background_quota);
+    background_credit = std::min(background_credit + (cpu - credit_cpu_at) * background_shares() / foreground_shares,
+                                 2 * quota);
+    credit_cpu_at = cpu;
     // With foreground work ready, a round once a quota's credit is there; with none, at once.
     bool contended = !_run_queue.empty();
     if (contended && background_credit < quota) {
         return;
     }
+    auto now = steady_clock_type::now();
     _preempt_at = now + _cfg.background_quota;
     // The whole quota, or until no background task is ready: one that yields again (background_yield) runs again
     // in this round, so that the class gets its share of the time and not one step per round.
@@ -119,9 +129,11 @@ void reactor::run_background_tasks() {
         }
     }
     _background_ran_at = steady_clock_type::now();
+    auto end = thread_cpu_time();
     if (contended) {
-        background_credit -= _background_ran_at - now;
+        background_credit -= end - cpu;
     }
+    credit_cpu_at = end;
 }
 
 bool reactor::expire_timers() {
@@ -185,7 +197,7 @@ void reactor::run() {
     // Shard state kept per thread: a runtime started again on this thread starts afresh.
     background_shares_set = 0;
     background_credit = {};
-    _background_ran_at = steady_clock_type::now();
+    credit_cpu_at = thread_cpu_time();
     background_shares_default = unsigned(std::clamp<int64_t>(
         _cfg.background_quota.count() * foreground_shares / std::max<int64_t>(1, _cfg.background_max_wait.count()), 1,
         100000));

@@ -8,8 +8,8 @@ namespace reef {
 inline constexpr unsigned foreground_shares = 1000;
 
 // The background class runs in rounds of reactor_config::background_quota, by credit (runtime/README.md,
-// "Scheduling"): time outside its rounds earns shares / 1000 of itself, a round run while the foreground had work
-// ready costs its length. Until set, the shard's reactor_config gives them: background_quota * 1000 /
+// "Scheduling"): the thread's CPU time outside its rounds earns shares / 1000 of itself, a round run while the
+// foreground had work ready costs its CPU time. Until set, the shard's reactor_config gives them: background_quota * 1000 /
 // background_max_wait (125 with the defaults: a ninth). Clamped to [1, 100000]. Compaction's backlog controller
 // is what sets them (compaction/backlog.hh).
 void set_background_shares(unsigned shares) noexcept;

@@ -8,6 +8,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -51,22 +52,31 @@ REEF_TEST_CASE(background_is_not_starved) {
     co_await when_all(fg(), bg());
     // 100 ms with a foreground always ready: the background class ran every ~2 ms at least.
     BOOST_TEST(bg_steps >= 10u);
-    BOOST_TEST(fg_steps > bg_steps);
+    // Both progress; their steps (empty here) are no measure of their time: a round runs the background's task
+    // again and again for its quota (background_gets_its_shares measures the time).
+    BOOST_TEST(fg_steps >= 10u);
     BOOST_TEST(engine().background_tasks_processed() - before >= bg_steps);
 }
 
 namespace {
 
-// Spins for about `d`; adds the time it took to `spent`.
+// The thread's CPU time: what the reactor's shares divide (the kernel may deschedule the thread on a loaded machine).
+std::chrono::nanoseconds cpu_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+// Spins for about `d` of CPU time; adds what it took to `spent`.
 void spin(std::chrono::microseconds d, std::chrono::nanoseconds& spent) {
-    auto start = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - start < d) {
+    auto start = cpu_now();
+    while (cpu_now() - start < d) {
     }
-    spent += std::chrono::steady_clock::now() - start;
+    spent += cpu_now() - start;
 }
 
 // A foreground task and a background one, both always ready (CPU work in steps of 20 us) for `run`: the background's
-// part of the time they spent.
+// part of the CPU time they spent.
 future<double> background_part(unsigned shares, std::chrono::milliseconds run) {
     set_background_shares(shares);
     bool stop = false;
@@ -94,20 +104,17 @@ future<double> background_part(unsigned shares, std::chrono::milliseconds run) {
 REEF_TEST_CASE(background_gets_its_shares) {
     auto before = background_shares();
     BOOST_TEST(before == 125u);  // the reactor_config's defaults: 250 us rounds after 2 ms of foreground
-    // Wall-clock shares on a machine other processes load too: loose bounds, and shares far enough apart to order.
+    // Measured: within 20% of what they ask (0.04-0.045 for 0.048, 0.29 for 0.286, 0.505 for 0.5, 0.754 for 0.75).
     std::vector<std::pair<unsigned, double>> parts;
     for (unsigned shares : {50u, 400u, 1000u, 3000u}) {
         double part = co_await background_part(shares, std::chrono::milliseconds(300));
-        BOOST_TEST_MESSAGE(shares << " shares: " << part << " of the time ("
-                                  << double(shares) / double(foreground_shares + shares) << " wanted)");
+        double want = double(shares) / double(foreground_shares + shares);
+        BOOST_TEST_MESSAGE(shares << " shares: " << part << " of the time (" << want << " wanted)");
         parts.emplace_back(shares, part);
+        BOOST_TEST_INFO(shares << " shares");
+        BOOST_TEST(part > want * 0.7);
+        BOOST_TEST(part < want * 1.3 + 0.01);
     }
-    // Measured alone on a loaded 2-core machine: 0.04, 0.16-0.23, 0.33-0.46, 0.56-0.74; beside other tests, 1000
-    // shares got 0.25 once.
-    BOOST_TEST(parts[0].second < 0.1);  // the floor of compaction's controller: the foreground keeps 90% at least
-    BOOST_TEST(parts[2].second > 0.2);  // 1000: about half
-    BOOST_TEST(parts[2].second < 0.7);
-    BOOST_TEST(parts[3].second > 0.4);  // 3000: about three quarters
     for (size_t i = 1; i < parts.size(); ++i) {
         BOOST_TEST_INFO(parts[i].first << " shares against " << parts[i - 1].first);
         BOOST_TEST(parts[i].second > parts[i - 1].second);

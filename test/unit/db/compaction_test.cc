@@ -470,7 +470,7 @@ future<double> reads_left_by_a_compaction(const compaction::compaction_manager_c
 #else
     int rows = 20000;
 #endif
-    int keys = 2000;
+    int keys = std::min(rows, 2000);
     for (int i = 0; i < rows; ++i) {
         compacted.apply(row_write(s, i, 0, i, 1));
         if (i < keys) {

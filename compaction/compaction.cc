@@ -18,7 +18,7 @@ namespace {
 logger clog("compaction");
 
 // The merged inputs as the compaction reads them: before each buffer it yields to the foreground (the background
-// class: its next read is submitted after the reads of the foreground tasks ready now), stops if asked, and paces
+// class, whose share the backlog controller sets: its next read is submitted after the reads of the foreground tasks ready now), stops if asked, and paces
 // the bytes its inputs read to the shard's throughput limit; it counts them as the compaction's progress.
 class controlled_reader final : public mutation_reader_impl {
 public:
@@ -27,11 +27,7 @@ public:
         : mutation_reader_impl(src.schema()), _src(std::move(src)), _inputs(std::move(inputs)), _ctl(ctl) {}
 
     future<> fill_buffer() override {
-        if (_ctl.urgent && _ctl.urgent()) {
-            co_await yield();
-        } else {
-            co_await background_yield();
-        }
+        co_await background_yield();
         if (_ctl.stopping()) {
             throw compaction_stopped(_ctl.stop_reason);
         }

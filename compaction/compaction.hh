@@ -7,7 +7,6 @@
 #include "runtime/reactor.hh"
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -41,9 +40,6 @@ struct compaction_control {
     uint64_t completed_bytes = 0;  // of them read so far
     std::string stop_reason;       // non-empty: stop at the next step
     throughput_limiter* limiter = nullptr;
-    // True while the compaction is behind (its table's sstables pile up): it then yields as a foreground task,
-    // sharing the CPU with writes, instead of in the background class (a crude backlog controller). Null: never.
-    std::function<bool()> urgent;
 
     void stop(std::string reason) { stop_reason = std::move(reason); }
     bool stopping() const noexcept { return !stop_reason.empty(); }

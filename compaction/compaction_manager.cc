@@ -2,6 +2,7 @@
 #include "compaction/compaction_manager.hh"
 
 #include "runtime/log.hh"
+#include "runtime/scheduling.hh"
 #include "utils/uuid.hh"
 
 #include <algorithm>
@@ -31,17 +32,24 @@ struct compaction_manager::table_entry {
     bool removed = false;
     int64_t pending = 0;
     uint64_t pending_bytes = 0;
+    // The size-tiered backlog of its whole set (backlog.hh) and the sizes it was computed over, as of its last check.
+    double backlog = 0;
+    std::vector<uint64_t> sizes;
     gate g;
     condition_variable changed;
     semaphore major_sem{1};
 };
 
 compaction_manager::compaction_manager(compaction_manager_config cfg)
-    : _cfg(std::move(cfg)), _concurrency(std::max<size_t>(1, _cfg.max_concurrent)) {
+    : _cfg(std::move(cfg)), _controller(_cfg.backlog_curve), _concurrency(std::max<size_t>(1, _cfg.max_concurrent)) {
     _limiter.set_bytes_per_second(_cfg.throughput_bytes_per_second);
+    _shares_before = background_shares();
+    update_shares();
 }
 
-compaction_manager::~compaction_manager() = default;
+compaction_manager::~compaction_manager() {
+    set_background_shares(_shares_before);
+}
 
 void compaction_manager::register_metrics() {
     namespace m = metrics;
@@ -56,6 +64,12 @@ void compaction_manager::register_metrics() {
                         m::description("compactions ended by an error")),
         m::make_gauge("backlog", [this] { return int64_t(backlog_bytes()); },
                       m::description("bytes the pending and running compactions still have to read")),
+        m::make_gauge("normalized_backlog", [this] { return normalized_backlog(); },
+                      m::description("the largest of the tables' size-tiered backlogs (bytes still to rewrite), in "
+                                     "units of their mean sstable size: the backlog controller's input")),
+        m::make_gauge("shares", [this] { return int64_t(_shares); },
+                      m::description("the background class's shares (the foreground's are 1000) the backlog "
+                                     "controller set from the normalized backlog")),
     });
 }
 
@@ -86,6 +100,7 @@ future<> compaction_manager::remove(table_state& t) {
     stop_running(*e, "table removed");
     co_await e->g.close();
     _tables.erase(&t);
+    update_shares();
     _idle.broadcast();
 }
 
@@ -128,6 +143,40 @@ void compaction_manager::refresh_pending(table_entry& e) {
     }
     e.pending = reef::compaction::pending_tasks(o, in);
     e.pending_bytes = reef::compaction::pending_bytes(o, in);
+    auto all = in.sstables;
+    all.insert(all.end(), in.compacting.begin(), in.compacting.end());
+    e.backlog = table_backlog(o, all);
+    e.sizes.clear();
+    for (auto& c : all) {
+        e.sizes.push_back(c.size);
+    }
+    update_shares();
+}
+
+double compaction_manager::backlog_of(const table_entry& e) const {
+    double done = 0;
+    for (auto& r : e.running) {
+        done += double(r->ctl.completed_bytes);
+    }
+    return reef::compaction::normalized_backlog(e.backlog - done, e.sizes);
+}
+
+double compaction_manager::normalized_backlog(const table_state& t) const {
+    auto* e = find(t);
+    return e ? backlog_of(*e) : 0;
+}
+
+double compaction_manager::normalized_backlog() const {
+    double n = 0;
+    for (auto& [t, e] : _tables) {
+        n = std::max(n, backlog_of(*e));
+    }
+    return n;
+}
+
+void compaction_manager::update_shares() {
+    _shares = _controller.shares(normalized_backlog());
+    set_background_shares(_shares);
 }
 
 void compaction_manager::submit(table_state& t) {
@@ -168,8 +217,7 @@ future<> compaction_manager::background_loop(table_entry& e) {
         if (stop() || e.t->sstable_set() != set) {
             continue;
         }
-        e.pending = reef::compaction::pending_tasks(o, in);
-        e.pending_bytes = reef::compaction::pending_bytes(o, in);
+        refresh_pending(e);
         auto job = next_job(o, in);
         if (!job) {
             break;
@@ -192,9 +240,6 @@ future<bool> compaction_manager::run(table_entry& e, std::vector<sstables::share
     r->major = major;
     r->inputs = inputs;
     r->ctl.limiter = &_limiter;
-    // Behind: more than twice min_threshold sstables wait (STCS would compact them in two rounds at least).
-    auto behind = 2 * size_t(std::max(2, compaction_options_of(*e.t->schema()).min_threshold));
-    r->ctl.urgent = [t = e.t, behind] { return t->sstable_set().size() > behind; };
     for (auto& sst : inputs) {
         e.compacting.insert(sst.get());
     }
@@ -216,6 +261,7 @@ future<bool> compaction_manager::run(table_entry& e, std::vector<sstables::share
     }
     std::erase(e.running, r);
     --_running;
+    refresh_pending(e);  // its set changed (or not, if it failed): the backlog and the shares follow
     e.changed.broadcast();
     _idle.broadcast();
     auto& s = *e.t->schema();

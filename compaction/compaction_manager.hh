@@ -2,6 +2,7 @@
 // (listed with progress, stoppable), keeps an sstable in one compaction at a time, and runs major compactions.
 #pragma once
 
+#include "compaction/backlog.hh"
 #include "compaction/compaction.hh"
 #include "compaction/table_state.hh"
 #include "runtime/condition_variable.hh"
@@ -26,6 +27,9 @@ struct compaction_manager_config {
     size_t max_concurrent = 2;
     // Seconds since the epoch: "now" for gc_grace and expiry (tests move it).
     std::function<deletion_time_type()> clock;
+    // The backlog controller's curve: the shard's background class shares (runtime/scheduling.hh) as a function of
+    // the largest normalized backlog of its tables.
+    std::vector<backlog_controller::control_point> backlog_curve = backlog_controller::default_points();
 };
 
 // A running compaction as the REST API lists it (ScyllaDB's compaction_manager/compactions).
@@ -84,6 +88,11 @@ public:
     int64_t pending_tasks() const;
     // Bytes the pending and running compactions still have to read.
     uint64_t backlog_bytes() const;
+    // The backlog controller's input: the largest normalized backlog (backlog.hh) of the tables, less what their
+    // running compactions have read; and its output, the shares it last gave the shard's background class.
+    double normalized_backlog() const;
+    double normalized_backlog(const table_state& t) const;
+    unsigned shares() const noexcept { return _shares; }
     const compaction_manager_stats& stats() const noexcept { return _stats; }
     // Tests: waits until no compaction runs and no table has a background check queued.
     future<> wait_idle();
@@ -97,6 +106,9 @@ private:
     // The table's strategy input (sstables not being compacted); ages read for tombstone candidates.
     future<strategy_input> input_for(table_entry& e, const compaction_options& o);
     void refresh_pending(table_entry& e);
+    double backlog_of(const table_entry& e) const;
+    // Sets the shard's background shares from the backlogs now (the controller's one output).
+    void update_shares();
     future<> background_loop(table_entry& e);
     // Runs one job; false when it failed or was stopped.
     future<bool> run(table_entry& e, std::vector<sstables::shared_sstable> inputs, job_kind kind, bool major,
@@ -104,6 +116,9 @@ private:
     void stop_running(table_entry& e, const std::string& reason);
 
     compaction_manager_config _cfg;
+    backlog_controller _controller;
+    unsigned _shares = 0;
+    unsigned _shares_before = 0;  // the shard's when it was made, put back by the destructor
     throughput_limiter _limiter;
     semaphore _concurrency;
     std::map<const table_state*, std::unique_ptr<table_entry>> _tables;

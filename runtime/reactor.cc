@@ -4,9 +4,11 @@
 #include "runtime/blocking.hh"
 #include "runtime/log.hh"
 #include "runtime/metrics.hh"
+#include "runtime/scheduling.hh"
 #include "runtime/smp.hh"
 
 #include <algorithm>
+#include <ctime>
 #include <exception>
 
 namespace reef {
@@ -72,27 +74,52 @@ void reactor::run_tasks() {
 }
 
 namespace {
-// Whether this shard's background queue was empty at the last round: a queue that just filled starts its wait
-// now (not since it last ran, which may be long ago).
-thread_local bool background_was_empty = true;
+// The shard's background shares (scheduling.hh); 0: not set, the reactor_config's (background_shares_default).
+thread_local unsigned background_shares_set = 0;
+thread_local unsigned background_shares_default = 125;
+// The background class's credit: the thread's CPU time outside its rounds adds shares / 1000 of itself (up to two
+// quotas), a round run while the foreground had work ready takes its CPU time off. A round may outrun its quota (a
+// task runs to its next suspension): the debt is paid back, so that the shares hold whatever the length of the
+// steps; a round cut short (its tasks wait for I/O) keeps the rest, so that the class resumes at once when its I/O
+// completes. CPU time, not wall time: a thread the kernel deschedules (a loaded machine) would otherwise charge
+// the wait to whichever class was running.
+thread_local steady_clock_type::duration background_credit{};
+thread_local steady_clock_type::duration credit_cpu_at{};
+
+steady_clock_type::duration thread_cpu_time() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+}
+
+void set_background_shares(unsigned shares) noexcept {
+    background_shares_set = std::clamp(shares, 1u, 100000u);
+}
+
+unsigned background_shares() noexcept {
+    return background_shares_set ? background_shares_set : background_shares_default;
 }
 
 void reactor::run_background_tasks() {
     if (_background_queue.empty()) {
-        background_was_empty = true;
+        return;  // the credit is brought up to date when it fills (capped: what it missed while empty is lost)
+    }
+    auto cpu = thread_cpu_time();
+    auto quota = std::chrono::duration_cast<steady_clock_type::duration>(_cfg.background_quota);
+    background_credit = std::min(background_credit + (cpu - credit_cpu_at) * background_shares() / foreground_shares,
+                                 2 * quota);
+    credit_cpu_at = cpu;
+    // With foreground work ready, a round once a quota's credit is there; with none, at once.
+    bool contended = !_run_queue.empty();
+    if (contended && background_credit < quota) {
         return;
     }
     auto now = steady_clock_type::now();
-    if (std::exchange(background_was_empty, false)) {
-        _background_ran_at = now;
-    }
-    if (!_run_queue.empty() && now - _background_ran_at < _cfg.background_max_wait) {
-        return;
-    }
-    _background_ran_at = now;
     _preempt_at = now + _cfg.background_quota;
-    size_t n = _background_queue.size();
-    for (size_t i = 1; i <= n; ++i) {
+    // The whole quota, or until no background task is ready: one that yields again (background_yield) runs again
+    // in this round, so that the class gets its share of the time and not one step per round.
+    while (!_background_queue.empty()) {
         auto h = _background_queue.pop_front();
         h.resume();
         ++_tasks_processed;
@@ -101,6 +128,12 @@ void reactor::run_background_tasks() {
             break;
         }
     }
+    _background_ran_at = steady_clock_type::now();
+    auto end = thread_cpu_time();
+    if (contended) {
+        background_credit -= end - cpu;
+    }
+    credit_cpu_at = end;
 }
 
 bool reactor::expire_timers() {
@@ -161,6 +194,13 @@ void reactor::wakeup() noexcept {
 }
 
 void reactor::run() {
+    // Shard state kept per thread: a runtime started again on this thread starts afresh.
+    background_shares_set = 0;
+    background_credit = {};
+    credit_cpu_at = thread_cpu_time();
+    background_shares_default = unsigned(std::clamp<int64_t>(
+        _cfg.background_quota.count() * foreground_shares / std::max<int64_t>(1, _cfg.background_max_wait.count()), 1,
+        100000));
     // Registered here, on the shard's own thread: the registry is per shard.
     metrics::metric_groups metrics;
     metrics.add_group("reactor", {

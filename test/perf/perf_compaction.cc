@@ -231,10 +231,13 @@ future<bool> sustained_load(const schema_ptr& s, const sustained_options& o, con
     fmt::print("\nsustained load (default STCS, background compaction manager): {} rows x {}-byte values, one "
                "partition each, a flush every {} rows\n",
                o.rows, o.value_size, o.flush_every);
-    fmt::print("{:>12} {:>10} {:>12} {:>10}\n", "rows", "sstables", "compactions", "seconds");
+    // Per line: the sstable count now and at most since the last line (after each flush), compactions completed,
+    // the backlog controller's input (normalized backlog) and output (background shares), seconds since the start.
+    fmt::print("{:>12} {:>10} {:>10} {:>12} {:>10} {:>8} {:>10}\n", "rows", "sstables", "max", "compactions",
+               "backlog", "shares", "seconds");
     std::mt19937_64 rng(5);
     check_counts checks;
-    size_t max_count = 0;
+    size_t max_count = 0, max_since_report = 0, count_sum = 0, counts = 0;
     auto start = clock_type::now();
     write_time::timestamp_type ts = 1'750'000'000'000'000;
     for (uint64_t i = 0; i < o.rows; ++i) {
@@ -250,12 +253,17 @@ future<bool> sustained_load(const schema_ptr& s, const sustained_options& o, con
         if ((i + 1) % o.flush_every == 0) {
             co_await t.flush();
             max_count = std::max(max_count, t.sstable_count());
+            max_since_report = std::max(max_since_report, t.sstable_count());
+            count_sum += t.sstable_count();
+            ++counts;
         }
         if ((i + 1) % report_every == 0) {
             // Reads while the compactions run: a few random rows written so far.
             co_await check_rows(t, i + 1, o.checks / 20 + 1, o.value_size, rng, checks);
-            fmt::print("{:>12} {:>10} {:>12} {:>10.1f}\n", i + 1, t.sstable_count(), mgr.stats().completed,
+            fmt::print("{:>12} {:>10} {:>10} {:>12} {:>10.1f} {:>8} {:>10.1f}\n", i + 1, t.sstable_count(),
+                       max_since_report, mgr.stats().completed, mgr.normalized_backlog(), mgr.shares(),
                        seconds_since(start));
+            max_since_report = 0;
         }
     }
     co_await t.flush();
@@ -281,6 +289,7 @@ future<bool> sustained_load(const schema_ptr& s, const sustained_options& o, con
     fmt::print("{:<44} {:>12}\n", "compactions failed or stopped", st.failed + st.stopped);
     fmt::print("{:<44} {:>12}\n", "flushes", t.flushes());
     fmt::print("{:<44} {:>12}\n", "sstables at most (after a flush)", max_count);
+    fmt::print("{:<44} {:>12.1f}\n", "sstables on average (after a flush)", counts ? double(count_sum) / counts : 0.0);
     fmt::print("{:<44} {:>12}\n", "sstables once the manager is idle", t.sstable_count());
     fmt::print("{:<44} {:>12.1f}\n", "load seconds (writes and flushes)", load_s);
     fmt::print("{:<44} {:>12.1f}\n", "seconds until the manager is idle", idle_s);

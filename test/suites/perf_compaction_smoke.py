@@ -34,7 +34,7 @@ def main():
     def figure(name):
         m = re.search(r'^' + re.escape(name) + number + r'$', out.stdout, re.M)
         return float(m.group(1)) if m else None
-    progress = re.findall(r'^\s+(\d+)\s+(\d+)\s+(\d+)\s+[\d.]+$', out.stdout, re.M)
+    progress = re.findall(r'^[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)(?:[ \t]+[\d.]+)+$', out.stdout, re.M)
     wa = figure('write amplification')
     flushed = figure('bytes flushed (Data.db MB)')
     written = figure('bytes written by compactions (MB)')

@@ -2,12 +2,14 @@
 // compactions of both strategies, major compactions and reads of every kind interleaved, against the model; purge
 // never resurrects data (a tombstone whose shadowed data is in an sstable outside the compaction, or in a
 // memtable); TTL'd sstables dropped whole; running compactions listed and stopped; a sustained write load keeps the
-// sstable count bounded.
+// sstable count bounded; with no backlog, the backlog controller leaves a compaction little of a busy shard's time.
 #include "compaction/compaction.hh"
 #include "compaction/compaction_manager.hh"
 #include "db/table.hh"
 #include "mutation/mutation.hh"
 #include "runtime/reactor.hh"
+#include "runtime/scheduling.hh"
+#include "runtime/when_all.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
@@ -19,9 +21,11 @@
 #include <boost/test/unit_test.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <random>
 
 using namespace reef;
 using namespace reef::testing;
@@ -459,4 +463,96 @@ REEF_TEST_CASE(test_sustained_load_keeps_sstable_count_bounded) {
     }
     BOOST_CHECK_EQUAL(checked, last.size());
     co_await t.stop();
+}
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Point reads of random keys of `t` (in its memtable: CPU work only, always ready) until `done` or `ms` passed;
+// reads per millisecond.
+future<double> read_rate(table& t, int keys, const bool& done, double ms) {
+    std::mt19937 rng(7);
+    size_t n = 0;
+    auto start = std::chrono::steady_clock::now();
+    while (!done && ms_since(start) < ms) {
+        auto r = t.make_reader(reader_permit(), {.range = dht::partition_range::singular(pkey(int(rng() % keys)))});
+        auto got = co_await read_validated(r, false);
+        co_await r.close();
+        BOOST_REQUIRE_EQUAL(got.size(), 3u);  // partition start, its row, partition end
+        ++n;
+        co_await yield();
+    }
+    co_return double(n) / ms_since(start);
+}
+
+// A table of one sstable major-compacted while another table's reads run on the shard, under a manager with this
+// backlog curve: the reads' rate during the compaction over their rate alone.
+future<double> reads_left_by_a_compaction(const compaction::compaction_manager_config& mcfg, unsigned want_shares) {
+    auto s = int_table_schema();
+    tmpdir dir;
+    compaction::compaction_manager mgr(mcfg);
+    table_config cfg;
+    cfg.memtable_flush_threshold = SIZE_MAX;
+    cfg.enable_cache = false;
+    cfg.compaction_manager = &mgr;
+    cfg.directory = dir.path() + "/ks/compacted";
+    table compacted(s, cfg);
+    cfg.directory = dir.path() + "/ks/read";
+    table read(s, cfg);
+    co_await compacted.start();
+    co_await read.start();
+#ifdef REEF_DEBUG
+    int rows = 1000;
+#else
+    int rows = 20000;
+#endif
+    int keys = std::min(rows, 2000);
+    for (int i = 0; i < rows; ++i) {
+        compacted.apply(row_write(s, i, 0, i, 1));
+        if (i < keys) {
+            read.apply(row_write(s, i, 0, i, 1));
+        }
+    }
+    co_await compacted.flush();
+    co_await mgr.wait_idle();
+    // No backlog: one sstable, and a table with none.
+    BOOST_CHECK_EQUAL(compacted.sstable_count(), 1u);
+    BOOST_CHECK_EQUAL(mgr.normalized_backlog(), 0.0);
+    BOOST_CHECK_EQUAL(mgr.shares(), want_shares);
+    BOOST_CHECK_EQUAL(background_shares(), want_shares);
+    bool never = false;
+    double alone = co_await read_rate(read, keys, never, 300);
+    bool done = false;
+    auto start = std::chrono::steady_clock::now();
+    auto compact = [&]() -> future<> {
+        co_await compacted.compact_all(0);
+        done = true;
+    };
+    auto rate = when_all(compact(), read_rate(read, keys, done, 1e9));
+    auto [ignored, during] = co_await std::move(rate);
+    BOOST_TEST_MESSAGE(want_shares << " shares: " << alone << " reads/ms alone, " << during << " during a "
+                                   << ms_since(start) << " ms compaction");
+    BOOST_CHECK_EQUAL(compacted.sstable_count(), 1u);
+    co_await read.stop();
+    co_await compacted.stop();
+    co_return during / alone;
+}
+
+} // namespace
+
+// With no backlog the controller gives compaction its floor (about a twenty-first of a busy shard): reads that keep
+// the shard busy keep most of their rate while a compaction runs.
+REEF_TEST_CASE(test_no_backlog_compaction_does_not_starve_reads) {
+    compaction::backlog_controller controller;
+    // Named outside the co_await: a temporary there is freed twice by GCC 12 (ASan: double free).
+    auto default_cfg = compaction::compaction_manager_config();
+    double at_floor = co_await reads_left_by_a_compaction(default_cfg, controller.floor());
+    // The floor is a twenty-first; the compaction's steps (a buffer of 128 fragments merged and written) outrun the
+    // 250 us rounds, and the reactor charges the overrun to the background class (with a round-based turn the
+    // reads kept 37%). What the compaction does when its I/O completes runs in the foreground class, uncounted:
+    // measured 0.9-1.0 in dev, 0.77-0.79 in debug.
+    BOOST_TEST(at_floor > 0.6);
 }

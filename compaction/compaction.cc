@@ -18,8 +18,9 @@ namespace {
 logger clog("compaction");
 
 // The merged inputs as the compaction reads them: before each buffer it yields to the foreground (the background
-// class, whose share the backlog controller sets: its next read is submitted after the reads of the foreground tasks ready now), stops if asked, and paces
-// the bytes its inputs read to the shard's throughput limit; it counts them as the compaction's progress.
+// class, whose shares the backlog controller sets: its next read is submitted after the reads of the foreground
+// tasks ready now), stops if asked, and paces the bytes its inputs read to the shard's throughput limit; it counts
+// them as the compaction's progress.
 class controlled_reader final : public mutation_reader_impl {
 public:
     controlled_reader(mutation_reader src, std::vector<std::shared_ptr<sstables::scan_progress>> inputs,

@@ -38,6 +38,17 @@ void report_detached_exception(std::exception_ptr ex) noexcept;
 template <typename T>
 using stored_t = std::conditional_t<std::is_void_v<T>, std::monostate, T>;
 
+#ifdef REEF_DEBUG
+// The reactor's task loop on this thread (set before each task it runs): the top of every task's stack.
+inline thread_local const char* debug_task_stack_base = nullptr;
+// True far below the task loop. At -O0 GCC 12 does not make symmetric transfer a tail call, so a loop awaiting
+// coroutines that finish without suspending grows the stack until something truly suspends (coroutine rule 5).
+inline bool debug_stack_deep() noexcept {
+    auto* here = static_cast<const char*>(__builtin_frame_address(0));
+    return debug_task_stack_base && debug_task_stack_base - here > 256 * 1024;
+}
+#endif
+
 struct promise_base {
     std::coroutine_handle<> _continuation;
     std::exception_ptr _exception;
@@ -53,6 +64,13 @@ struct promise_base {
         template <typename P>
         std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) noexcept {
             auto c = h.promise()._continuation;
+#ifdef REEF_DEBUG
+            // Deep below the task loop, the caller resumes from the run queue, on a fresh stack.
+            if (c && debug_stack_deep()) {
+                schedule(c);
+                return std::noop_coroutine();
+            }
+#endif
             return c ? c : std::noop_coroutine();
         }
         void await_resume() noexcept {}

@@ -56,6 +56,17 @@ internal::blocking_executor& internal::local_blocking_executor() { return *engin
 
 reactor::~reactor() { restore_signals(); }
 
+namespace {
+
+// Debug builds: where tasks start on this thread's stack (see internal::debug_stack_deep).
+inline void note_task_stack_base() noexcept {
+#ifdef REEF_DEBUG
+    internal::debug_task_stack_base = static_cast<const char*>(__builtin_frame_address(0));
+#endif
+}
+
+} // namespace
+
 void reactor::run_tasks() {
     _preempt_at = steady_clock_type::now() + _cfg.task_quota;
     // Only the tasks queued before this round: a task that keeps yielding
@@ -63,6 +74,7 @@ void reactor::run_tasks() {
     size_t n = _run_queue.size();
     for (size_t i = 1; i <= n; ++i) {
         auto h = _run_queue.pop_front();
+        note_task_stack_base();
         h.resume();
         ++_tasks_processed;
         // Reading the clock per task would cost as much as a small task.
@@ -121,6 +133,7 @@ void reactor::run_background_tasks() {
     // in this round, so that the class gets its share of the time and not one step per round.
     while (!_background_queue.empty()) {
         auto h = _background_queue.pop_front();
+        note_task_stack_base();
         h.resume();
         ++_tasks_processed;
         ++_background_tasks_processed;

@@ -104,6 +104,15 @@ compaction::compaction_manager_config config_with_throughput(uint64_t bytes_per_
     return c;
 }
 
+// A table in dir whose memtable flushes only when asked, compacted by mgr (none: no background compaction).
+table_config flushed_by_hand(const tmpdir& dir, compaction::compaction_manager* mgr) {
+    table_config cfg;
+    cfg.directory = dir.path() + "/ks/t";
+    cfg.memtable_flush_threshold = SIZE_MAX;
+    cfg.compaction_manager = mgr;
+    return cfg;
+}
+
 std::vector<sstables::shared_sstable> just(const sstables::shared_sstable& sst) { return std::vector{sst}; }
 
 #ifdef REEF_DEBUG
@@ -197,9 +206,7 @@ REEF_TEST_CASE(test_background_compaction_reads_back_random_writes) {
 REEF_TEST_CASE(test_purge_never_resurrects) {
     auto s = with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy'}", 10);
     tmpdir dir;
-    table_config cfg;
-    cfg.directory = dir.path() + "/ks/t";
-    cfg.memtable_flush_threshold = SIZE_MAX;
+    auto cfg = flushed_by_hand(dir, nullptr);
     table t(s, cfg);
     co_await t.start();
     deletion_time_type now = 1000000;
@@ -248,10 +255,7 @@ REEF_TEST_CASE(test_expired_sstables_dropped_whole) {
     tmpdir dir;
     deletion_time_type now = 1000;
     compaction::compaction_manager mgr(config_with_clock([&now] { return now; }));
-    table_config cfg;
-    cfg.directory = dir.path() + "/ks/t";
-    cfg.memtable_flush_threshold = SIZE_MAX;
-    cfg.compaction_manager = &mgr;
+    auto cfg = flushed_by_hand(dir, &mgr);
     table t(s, cfg);
     co_await t.start();
     int64_t hour = 3600ll * 1000000;
@@ -294,10 +298,7 @@ REEF_TEST_CASE(test_compactions_listed_and_stopped) {
     auto s = with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}");
     tmpdir dir;
     compaction::compaction_manager mgr(config_with_throughput(16 << 10));
-    table_config cfg;
-    cfg.directory = dir.path() + "/ks/t";
-    cfg.memtable_flush_threshold = SIZE_MAX;
-    cfg.compaction_manager = &mgr;
+    auto cfg = flushed_by_hand(dir, &mgr);
     std::map<int, int> model;
     auto write_sstable_of = [&](table& t, int base) -> future<> {
         for (int k = 0; k < 2000; ++k) {
@@ -361,10 +362,7 @@ REEF_TEST_CASE(test_compaction_progress_counts_its_own_reads) {
     auto s = with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}");
     tmpdir dir;
     compaction::compaction_manager mgr(config_with_throughput(64 << 10));
-    table_config cfg;
-    cfg.directory = dir.path() + "/ks/t";
-    cfg.memtable_flush_threshold = SIZE_MAX;
-    cfg.compaction_manager = &mgr;
+    auto cfg = flushed_by_hand(dir, &mgr);
     table t(s, cfg);
     co_await t.start();
     for (int base : {0, 10000}) {
@@ -409,10 +407,7 @@ REEF_TEST_CASE(test_sustained_load_keeps_sstable_count_bounded) {
     auto s = int_table_schema();
     tmpdir dir;
     compaction::compaction_manager mgr;
-    table_config cfg;
-    cfg.directory = dir.path() + "/ks/t";
-    cfg.memtable_flush_threshold = SIZE_MAX;
-    cfg.compaction_manager = &mgr;
+    auto cfg = flushed_by_hand(dir, &mgr);
     table t(s, cfg);
     co_await t.start();
     std::map<int, int> last;

@@ -247,11 +247,17 @@ BOOST_AUTO_TEST_CASE(time_window_windows) {
     BOOST_TEST(!next_job(o, in).has_value());
 }
 
-BOOST_AUTO_TEST_CASE(fully_expired_and_tombstone_candidates) {
-    compaction_options o;
+// No sstable yet, at a time past the default gc_grace_seconds (10 days).
+strategy_input input_at_default_gc_grace() {
     strategy_input in;
     in.now = 1000000;
     in.gc_before = in.now - 864000;
+    return in;
+}
+
+BOOST_AUTO_TEST_CASE(fully_expired_and_tombstone_candidates) {
+    compaction_options o;
+    auto in = input_at_default_gc_grace();
     auto expired = sst(1, MiB, 100, 200);
     expired.max_local_deletion_time = int32_t(in.gc_before - 1);
     auto live = sst(2, MiB, 300, 400);  // newer data, never expires
@@ -308,9 +314,7 @@ BOOST_AUTO_TEST_CASE(fully_expired_and_tombstone_candidates) {
 // (here: of its token range) outside every other sstable's range, against tombstone_threshold (0.2).
 BOOST_AUTO_TEST_CASE(tombstone_compaction_counts_the_non_overlapping_share) {
     compaction_options o;
-    strategy_input in;
-    in.now = 1000000;
-    in.gc_before = in.now - 864000;
+    auto in = input_at_default_gc_grace();
     auto c = sst(1, MiB, 0, 10);
     c.droppable_tombstone_ratio = 0.5;
     c.age_seconds = 2 * 86400;

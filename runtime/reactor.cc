@@ -56,6 +56,11 @@ internal::blocking_executor& internal::local_blocking_executor() { return *engin
 
 reactor::~reactor() { restore_signals(); }
 
+// future.hh's final_suspend (debug builds) calls internal::schedule from translation units that do not see its
+// inline definition; taking its address here keeps an out-of-line copy for them (clang inlines every other use).
+extern void (*const keep_schedule)(std::coroutine_handle<>) noexcept;
+void (*const keep_schedule)(std::coroutine_handle<>) noexcept = &internal::schedule;
+
 namespace {
 
 // Debug builds: where tasks start on this thread's stack (see internal::debug_stack_deep).

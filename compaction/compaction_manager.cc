@@ -110,7 +110,7 @@ void compaction_manager::stop_running(table_entry& e, const std::string& reason)
     }
 }
 
-future<strategy_input> compaction_manager::input_for(table_entry& e, const compaction_options& o) {
+strategy_input compaction_manager::candidates_of(table_entry& e) {
     strategy_input in;
     in.now = now();
     in.gc_before = in.now - e.t->schema()->options().gc_grace_seconds;
@@ -120,8 +120,14 @@ future<strategy_input> compaction_manager::input_for(table_entry& e, const compa
         auto c = candidate_of(set[i], i, in.gc_before);
         (e.compacting.contains(set[i].get()) ? in.compacting : in.sstables).push_back(c);
     }
-    // Ages only where they matter (a tombstone compaction candidate): each is a file system call.
-    auto copy = set;
+    return in;
+}
+
+future<strategy_input> compaction_manager::input_for(table_entry& e, const compaction_options& o) {
+    auto in = candidates_of(e);
+    // Ages only where they matter (a tombstone compaction candidate): each is a file system call, and the set may
+    // change meanwhile (a copy).
+    auto copy = e.t->sstable_set();
     for (auto& c : in.sstables) {
         if (c.droppable_tombstone_ratio > o.tombstone_threshold) {
             c.age_seconds = co_await sstable_age(copy[c.id], in.now);
@@ -132,15 +138,7 @@ future<strategy_input> compaction_manager::input_for(table_entry& e, const compa
 
 void compaction_manager::refresh_pending(table_entry& e) {
     auto o = compaction_options_of(*e.t->schema());
-    strategy_input in;
-    in.now = now();
-    in.gc_before = in.now - e.t->schema()->options().gc_grace_seconds;
-    in.memtable_min_timestamp = e.t->min_memtable_timestamp();
-    auto& set = e.t->sstable_set();
-    for (uint64_t i = 0; i < set.size(); ++i) {
-        auto c = candidate_of(set[i], i, in.gc_before);
-        (e.compacting.contains(set[i].get()) ? in.compacting : in.sstables).push_back(c);
-    }
+    auto in = candidates_of(e);
     e.pending = reef::compaction::pending_tasks(o, in);
     e.pending_bytes = reef::compaction::pending_bytes(o, in);
     auto all = in.sstables;

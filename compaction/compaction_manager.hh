@@ -104,6 +104,9 @@ private:
     table_entry* find(const table_state& t) const;
     deletion_time_type now() const;
     // The table's strategy input (sstables not being compacted); ages read for tombstone candidates.
+    // The table's sstables as candidates (those in a running compaction apart), without their ages.
+    strategy_input candidates_of(table_entry& e);
+    // The same, with the ages the strategy needs (a file system call each).
     future<strategy_input> input_for(table_entry& e, const compaction_options& o);
     void refresh_pending(table_entry& e);
     double backlog_of(const table_entry& e) const;

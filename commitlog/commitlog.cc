@@ -224,7 +224,8 @@ future<std::shared_ptr<segment>> commitlog::new_segment(uint64_t id) {
         _recycled.pop_front();
         std::exception_ptr ex;
         try {
-            co_return co_await segment::reuse(from, path, _shard, id, _segment_size, _cfg.commitlog_sync, _stats);
+            co_return co_await segment::reuse(from, path, _shard, id, _segment_size, _cfg.commitlog_sync,
+                                              _cfg.periodic_direct_writes, _stats);
         } catch (...) {
             ex = std::current_exception();
         }
@@ -240,7 +241,8 @@ future<std::shared_ptr<segment>> commitlog::new_segment(uint64_t id) {
         }
         co_await run_blocking([&path] { std::filesystem::remove(path); });  // renamed before the failure, if so
     }
-    co_return co_await segment::create(std::move(path), _shard, id, _segment_size, _cfg.commitlog_sync, _stats);
+    co_return co_await segment::create(std::move(path), _shard, id, _segment_size, _cfg.commitlog_sync,
+                                       _cfg.periodic_direct_writes, _stats);
 }
 
 future<> commitlog::discard_completed_segments(const table_id& table, replay_position up_to) {

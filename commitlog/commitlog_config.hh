@@ -33,6 +33,9 @@ struct commitlog_config {
     uint64_t segment_size_in_bytes = 0;
     // The same for commitlog_total_space_in_mb.
     uint64_t total_space_in_bytes = 0;
+    // Benchmarks: periodic mode's writes with O_DIRECT, as batch mode's, instead of through the page cache (the
+    // baseline of perf-commitlog's busy-disk run).
+    bool periodic_direct_writes = false;
     // Called when the log is over commitlog_total_space_in_mb: flush these tables (their data up to
     // `position` at least) and then call discard_completed_segments. May be empty (no owner to ask: writes
     // then wait until someone discards).

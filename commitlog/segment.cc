@@ -18,14 +18,26 @@ namespace reef::commitlog {
 
 namespace {
 uint64_t align_up(uint64_t v, uint64_t a) noexcept { return (v + a - 1) / a * a; }
+
+// Through the page cache, a block is the page the kernel writes back whole.
+constexpr size_t page_cache_block = 4096;
+
+// Periodic mode acknowledges a write once the kernel has it (FORMAT.md, "Writes"): through the page cache, so
+// that a disk busy with flushes and compactions does not hold writers up; batch mode waits for the disk anyway.
+future<file> open_segment_file(const std::string& path, sync_mode mode, bool direct_in_periodic) {
+    if (mode == sync_mode::periodic && !direct_in_periodic) {
+        return open_file_buffered(path, open_flags::wo);
+    }
+    return open_file_dma(path, open_flags::wo);
+}
 } // namespace
 
 segment::segment(std::string path, file f, uint64_t id, uint64_t size_limit, sync_mode mode, commitlog_stats& stats)
     : _path(std::move(path)), _file(std::move(f)), _id(id), _size_limit(size_limit), _mode(mode), _stats(stats),
-      _block(std::max<size_t>(512, _file.disk_write_dma_alignment())) {}
+      _block(_file.is_direct() ? std::max<size_t>(512, _file.disk_write_dma_alignment()) : page_cache_block) {}
 
 future<std::shared_ptr<segment>> segment::create(std::string path, unsigned shard, uint64_t id, uint64_t size_limit,
-                                                 sync_mode mode, commitlog_stats& stats) {
+                                                 sync_mode mode, bool direct_in_periodic, commitlog_stats& stats) {
     // Preallocated to its full size: a direct write inside the file's allocated size needs no size or block
     // allocation, so fdatasync commits less metadata (on ext4, 10 to 100 times more syncs per second than
     // appending; FORMAT.md). The directory is synced so that the new file survives a power failure.
@@ -42,7 +54,7 @@ future<std::shared_ptr<segment>> segment::create(std::string path, unsigned shar
         }
     });
     co_await sync_directory(std::filesystem::path(path).parent_path().string());
-    auto f = co_await open_file_dma(path, open_flags::wo);
+    auto f = co_await open_segment_file(path, mode, direct_in_periodic);
     std::shared_ptr<segment> s(new segment(std::move(path), std::move(f), id, size_limit, mode, stats));
     s->_pending = make_segment_header(shard, id);
     ++stats.segments_created;
@@ -51,8 +63,8 @@ future<std::shared_ptr<segment>> segment::create(std::string path, unsigned shar
 
 future<std::shared_ptr<segment>> segment::reuse(std::string recycled_path, std::string path, unsigned shard,
                                                 uint64_t id, uint64_t size_limit, sync_mode mode,
-                                                commitlog_stats& stats) {
-    auto f = co_await open_file_dma(recycled_path, open_flags::wo);
+                                                bool direct_in_periodic, commitlog_stats& stats) {
+    auto f = co_await open_segment_file(recycled_path, mode, direct_in_periodic);
     std::shared_ptr<segment> s(new segment(path, std::move(f), id, size_limit, mode, stats));
     std::exception_ptr ex;
     try {

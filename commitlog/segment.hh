@@ -24,15 +24,16 @@ struct commitlog_stats;
 
 class segment {
 public:
-    // Creates the file (O_EXCL); its header goes out with the first cycle.
+    // Creates the file (O_EXCL); its header goes out with the first cycle. Written through the page cache in
+    // periodic mode unless direct_in_periodic, with O_DIRECT in batch mode.
     static future<std::shared_ptr<segment>> create(std::string path, unsigned shard, uint64_t id, uint64_t size_limit,
-                                                   sync_mode mode, commitlog_stats& stats);
+                                                   sync_mode mode, bool direct_in_periodic, commitlog_stats& stats);
     // Reuses a recycled file (FORMAT.md, "Recycled segments"): its first block becomes the new header (and zeros),
     // synced, then the file is renamed to `path` and the directory synced, so that a crash leaves either a
     // recycled file or a segment whose header names its new id. Entries start at the second block.
     static future<std::shared_ptr<segment>> reuse(std::string recycled_path, std::string path, unsigned shard,
                                                   uint64_t id, uint64_t size_limit, sync_mode mode,
-                                                  commitlog_stats& stats);
+                                                  bool direct_in_periodic, commitlog_stats& stats);
 
     uint64_t id() const noexcept { return _id; }
     const std::string& path() const noexcept { return _path; }

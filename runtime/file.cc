@@ -220,7 +220,25 @@ future<> file::close() {
     }
 }
 
+namespace {
+
+future<std::shared_ptr<internal::file_impl>> open_impl(std::string path, open_flags flags, mode_t mode,
+                                                      bool try_direct);
+
+} // namespace
+
 future<file> open_file_dma(std::string path, open_flags flags, mode_t mode) {
+    co_return file(co_await open_impl(std::move(path), flags, mode, true));
+}
+
+future<file> open_file_buffered(std::string path, open_flags flags, mode_t mode) {
+    co_return file(co_await open_impl(std::move(path), flags, mode, false));
+}
+
+namespace {
+
+future<std::shared_ptr<internal::file_impl>> open_impl(std::string path, open_flags flags, mode_t mode,
+                                                      bool try_direct) {
     auto impl = std::make_shared<internal::file_impl>();
     impl->path = path;
     struct open_result {
@@ -228,16 +246,18 @@ future<file> open_file_dma(std::string path, open_flags flags, mode_t mode) {
         int err;
         bool direct;
     };
-    auto res = co_await run_blocking([&path, flags, mode]() -> open_result {
+    auto res = co_await run_blocking([&path, flags, mode, try_direct]() -> open_result {
         int f = int(flags) | O_CLOEXEC;
-        int fd = ::open(path.c_str(), f | O_DIRECT, mode);
-        if (fd >= 0) {
-            return {fd, 0, true};
+        if (try_direct) {
+            int fd = ::open(path.c_str(), f | O_DIRECT, mode);
+            if (fd >= 0) {
+                return {fd, 0, true};
+            }
+            if (errno != EINVAL) {
+                return {-1, errno, false};
+            }
         }
-        if (errno != EINVAL) {
-            return {-1, errno, false};
-        }
-        fd = ::open(path.c_str(), f, mode);
+        int fd = ::open(path.c_str(), f, mode);
         return {fd, fd < 0 ? errno : 0, false};
     });
     if (res.fd < 0) {
@@ -258,8 +278,10 @@ future<file> open_file_dma(std::string path, open_flags flags, mode_t mode) {
         }
 #endif
     }
-    co_return file(std::move(impl));
+    co_return impl;
 }
+
+} // namespace
 
 namespace {
 future<> check_errno(int err, std::string what) {

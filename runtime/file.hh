@@ -78,6 +78,7 @@ public:
 private:
     explicit file(std::shared_ptr<internal::file_impl> impl) noexcept : _impl(std::move(impl)) {}
     friend future<file> open_file_dma(std::string path, open_flags flags, mode_t mode);
+    friend future<file> open_file_buffered(std::string path, open_flags flags, mode_t mode);
     std::shared_ptr<internal::file_impl> _impl;
 };
 
@@ -85,6 +86,9 @@ private:
 // the filesystem refuses it, e.g. some tmpfs). Throws std::system_error
 // naming the path.
 future<file> open_file_dma(std::string path, open_flags flags, mode_t mode = 0644);
+// Opens path for I/O through the page cache: a write returns once the kernel holds the bytes (a process crash
+// keeps them; flush() makes them durable), however busy the disk. is_direct() is false.
+future<file> open_file_buffered(std::string path, open_flags flags, mode_t mode = 0644);
 
 // Directory and file-name operations, run off the shard's thread.
 // The whole file's bytes (for small files: component metadata, TOC).

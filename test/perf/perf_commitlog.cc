@@ -1,7 +1,9 @@
 // reef perf-commitlog: the commitlog's write speed (issue 15). Batch mode: entries/s with 1, 16 and 128 writers in
 // flight, each waiting for its add (written and fdatasync'ed, group commit), against the disk's limit for that: a
 // plain loop of one write(2) + fdatasync per entry in the same directory. Periodic mode: MB/s of entry data with
-// many writers, against plain sequential write(2)s of 1 MiB and one fdatasync. Side by side in one run.
+// many writers, against plain sequential write(2)s of 1 MiB and one fdatasync; then the latency of its adds while
+// other threads keep the disk busy (as flushes and compactions do), with segments written through the page cache
+// against O_DIRECT segments (the write path before issue 17). Side by side in one run.
 #include "test/perf/perf.hh"
 #include "test/perf/perf_util.hh"
 
@@ -10,13 +12,18 @@
 #include "runtime/app_options.hh"
 #include "runtime/when_all.hh"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/core.h>
 #include <random>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -70,10 +77,71 @@ double plain_sequential(const std::string& dir, uint64_t bytes) {
     return double(bytes) / 1e6 / s;
 }
 
+// Keeps the disk busy while it lives: each thread writes 1 MiB blocks with O_DIRECT to a file of its own in dir
+// (from its start again every 256 MiB), with an fdatasync every 32 MiB, as a flush or a compaction writes.
+class busy_disk {
+public:
+    busy_disk(const std::string& dir, int threads) {
+        for (int i = 0; i < threads; ++i) {
+            _threads.emplace_back([this, path = fmt::format("{}/busy-{}", dir, i)] { write_loop(path); });
+        }
+    }
+    busy_disk(const busy_disk&) = delete;
+    ~busy_disk() {
+        _stop = true;
+        for (auto& t : _threads) {
+            t.join();
+        }
+    }
+    uint64_t bytes() const noexcept { return _bytes; }
+
+private:
+    void write_loop(const std::string& path) {
+        constexpr size_t block = 1 << 20;
+        constexpr uint64_t wrap = 256 << 20, sync_every = 32 << 20;
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+        if (fd < 0) {  // a filesystem without O_DIRECT: through the page cache, synced as often
+            fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        }
+        void* buf = nullptr;
+        if (fd < 0 || ::posix_memalign(&buf, 4096, block) != 0) {
+            fmt::print(stderr, "perf-commitlog: cannot load the disk with {}\n", path);
+            if (fd >= 0) {
+                ::close(fd);
+            }
+            return;
+        }
+        std::memset(buf, 'z', block);
+        uint64_t off = 0;
+        while (!_stop) {
+            if (::pwrite(fd, buf, block, off_t(off % wrap)) != ssize_t(block)) {
+                break;
+            }
+            off += block;
+            _bytes += block;
+            if (off % sync_every == 0) {
+                ::fdatasync(fd);
+            }
+        }
+        std::free(buf);
+        ::close(fd);
+        ::unlink(path.c_str());
+    }
+
+    std::atomic<bool> _stop{false};
+    std::atomic<uint64_t> _bytes{0};
+    std::vector<std::thread> _threads;
+};
+
 struct result {
     double entries_per_s;
     double mb_per_s;
     commitlog_stats stats;
+    std::vector<double> add_ms;  // each add's latency, sorted (when asked for)
+
+    double percentile(double p) const {
+        return add_ms.empty() ? 0 : add_ms[std::min(add_ms.size() - 1, size_t(p * double(add_ms.size())))];
+    }
 };
 
 // `writers` coroutines adding `size`-byte entries for `seconds`; the log's segments are deleted as they fill
@@ -81,6 +149,8 @@ struct result {
 struct log_options {
     uint64_t segment_size_mb = 32;
     uint64_t recycled_segments = commitlog_config().max_recycled_segments;
+    bool periodic_direct_writes = false;
+    bool latencies = false;
 };
 
 future<result> run_log(const std::string& dir, sync_mode mode, int writers, size_t size, double seconds,
@@ -91,6 +161,7 @@ future<result> run_log(const std::string& dir, sync_mode mode, int writers, size
     cfg.commitlog_sync = mode;
     cfg.commitlog_segment_size_in_mb = lo.segment_size_mb;
     cfg.max_recycled_segments = lo.recycled_segments;
+    cfg.periodic_direct_writes = lo.periodic_direct_writes;
     auto log = co_await commitlog::commitlog::create(cfg, 0);
     table_id t{};
     t[0] = 1;
@@ -101,10 +172,15 @@ future<result> run_log(const std::string& dir, sync_mode mode, int writers, size
     }
     uint64_t entries = 0;
     replay_position last;
+    std::vector<double> add_ms;
     auto start = clock_type::now();
     auto writer = [&]() -> future<> {
         while (seconds_since(start) < seconds) {
+            auto began = clock_type::now();
             auto pos = co_await log->add(t, data);
+            if (lo.latencies) {
+                add_ms.push_back(seconds_since(began) * 1000);
+            }
             last = std::max(last, pos);
             if (++entries % 1024 == 0) {
                 co_await log->discard_completed_segments(t, last);  // as flushes would: full segments go
@@ -120,7 +196,38 @@ future<result> run_log(const std::string& dir, sync_mode mode, int writers, size
     double s = seconds_since(start);
     co_await log->discard_completed_segments(t, last);
     std::filesystem::remove_all(dir);
-    co_return result{double(entries) / s, double(entries * size) / 1e6 / s, log->stats()};
+    std::sort(add_ms.begin(), add_ms.end());
+    co_return result{double(entries) / s, double(entries * size) / 1e6 / s, log->stats(), std::move(add_ms)};
+}
+
+// Periodic mode's add latencies with the disk kept busy by `threads` threads: O_DIRECT segments, then segments
+// through the page cache, each run under its own load of the same kind.
+future<> busy_disk_runs(const std::string& dir, int threads, int writers, size_t size, double seconds, log_options lo) {
+    fmt::print("\nperiodic mode, {}-byte entries, {} writers, with {} threads writing 1 MiB O_DIRECT blocks beside "
+               "it (fdatasync every 32 MiB)\n",
+               size, writers, threads);
+    fmt::print("{:<28} {:>10} {:>9} {:>9} {:>9} {:>10} {:>13}\n", "", "entries/s", "p50 ms", "p99 ms", "max ms",
+               "busy MB/s", "vs O_DIRECT");
+    double direct_rate = 0;
+    for (bool direct : {true, false}) {
+        lo.periodic_direct_writes = direct;
+        lo.latencies = true;
+        result r;
+        uint64_t busy_bytes = 0;
+        {
+            busy_disk load(dir, threads);
+            r = co_await run_log(dir + "/log", sync_mode::periodic, writers, size, seconds, lo);
+            busy_bytes = load.bytes();
+        }
+        if (direct) {
+            direct_rate = r.entries_per_s;
+        }
+        fmt::print("{:<28} {:>10.0f} {:>9.2f} {:>9.2f} {:>9.1f} {:>10.1f} {:>13.2f}\n",
+                   direct ? "O_DIRECT segments" : "page-cache segments", r.entries_per_s, r.percentile(0.5),
+                   r.percentile(0.99), r.add_ms.empty() ? 0 : r.add_ms.back(), double(busy_bytes) / 1e6 / seconds,
+                   direct_rate > 0 ? r.entries_per_s / direct_rate : 0);
+        std::fflush(stdout);
+    }
 }
 
 } // namespace
@@ -142,6 +249,9 @@ int perf_commitlog_main(int argc, char** argv) {
     opts.add("segment-size-mb", "commitlog_segment_size_in_mb", &lo.segment_size_mb, uint64_t(32), uint64_t(1));
     opts.add("recycled-segments", "max_recycled_segments (0: discarded segments are deleted, new ones created)",
              &lo.recycled_segments, lo.recycled_segments, uint64_t(0));
+    uint64_t busy_threads = 0;
+    opts.add("busy-threads", "threads keeping the disk busy in the last runs (0: no such runs)", &busy_threads,
+             uint64_t(4), uint64_t(0));
     opts.add("data-directory", "where the segments go (a real disk: the figures include its fdatasyncs)", &data_dir,
              "/var/tmp/reef-perf");
     int exit_status = 0;
@@ -185,6 +295,9 @@ int perf_commitlog_main(int argc, char** argv) {
         fmt::print("{:<28} {:>12.1f} {:>10} {:>10} {:>12}\n", "plain sequential write", seq, "", "", "1.00");
         fmt::print("{:<28} {:>12.1f} {:>10.0f} {:>10} {:>12.2f}\n", "commitlog", r.mb_per_s, r.entries_per_s,
                    r.stats.writes, r.mb_per_s / seq);
+        if (busy_threads > 0) {
+            co_await busy_disk_runs(dir, int(busy_threads), int(periodic_writers), periodic_entry_size, seconds, lo);
+        }
         co_return 0;
     });
     std::filesystem::remove_all(dir);

@@ -13,7 +13,9 @@
 
 #include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <random>
@@ -148,12 +150,55 @@ REEF_TEST_CASE(test_periodic_mode_acknowledges_written_bytes) {
     co_await log2->close();
 }
 
+// Whether the process has `path` open with O_DIRECT (from /proc/self/fdinfo), or nullopt when it is not open.
+std::optional<bool> opened_direct(const std::string& path) {
+    for (auto& fd : fs::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        auto target = fs::read_symlink(fd.path(), ec);
+        if (ec || target != fs::path(path)) {
+            continue;
+        }
+        std::ifstream info("/proc/self/fdinfo/" + fd.path().filename().string());
+        std::string key, flags;
+        while (info >> key >> flags) {
+            if (key == "flags:") {
+                return (std::stoul(flags, nullptr, 8) & O_DIRECT) != 0;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+REEF_TEST_CASE(test_periodic_mode_writes_through_the_page_cache) {
+    // Periodic mode must not wait for a busy disk (FORMAT.md, "Modes"); batch mode waits for its sync anyway.
+    for (auto mode : {sync_mode::periodic, sync_mode::batch}) {
+        testing::tmpdir dir;
+        auto log = co_await commitlog::commitlog::create(small_config(dir.path(), mode, 256 * 1024), 0);
+        co_await write_many(*log, 2, 10, 7);
+        auto files = segment_files(dir.path());
+        BOOST_REQUIRE_EQUAL(files.size(), 1u);
+        auto direct = opened_direct(fs::canonical(files[0]).string());
+        BOOST_REQUIRE_MESSAGE(direct, files[0] << " is not open");
+        if (mode == sync_mode::periodic) {
+            BOOST_TEST(!*direct);
+        } else if (!*direct) {
+            BOOST_TEST_MESSAGE("the filesystem of " << dir.path() << " refuses O_DIRECT: batch mode not checked");
+        }
+        co_await log->close();
+        auto [replayed, stats] = co_await replay_all(dir.path());
+        BOOST_TEST(replayed.size() == 20u);
+        BOOST_TEST(stats.corrupt == 0u);
+    }
+}
+
 REEF_TEST_CASE(test_segment_ids_increase_across_restarts) {
     testing::tmpdir dir;
-    auto log = co_await commitlog::commitlog::create(small_config(dir.path(), sync_mode::periodic), 0);
+    // Segments that hold a run's 20 entries even at a 4 KiB block each (periodic mode's page-cache blocks).
+    auto cfg = small_config(dir.path(), sync_mode::periodic, 256 * 1024);
+    auto log = co_await commitlog::commitlog::create(cfg, 0);
     auto acked = co_await write_many(*log, 2, 10, 1);
     co_await log->close();
-    auto log2 = co_await commitlog::commitlog::create(small_config(dir.path(), sync_mode::periodic), 0);
+    auto log2 = co_await commitlog::commitlog::create(cfg, 0);
     auto more = co_await write_many(*log2, 2, 10, 2);
     co_await log2->close();
     BOOST_TEST((acked.back().pos < more.front().pos));

@@ -26,7 +26,10 @@ struct compaction_manager::table_entry {
     std::vector<std::shared_ptr<running_compaction>> running;
     // The sstables in a running compaction: never chosen again until it ends.
     std::set<const sstables::sstable*> compacting;
+    // The weights of its running background compactions.
+    std::set<int> weights;
     bool loop_running = false;
+    bool look_again = false;  // submitted while its loop ran
     // Major compactions and stop_compactions in progress: no background compaction starts meanwhile.
     int paused = 0;
     bool removed = false;
@@ -183,22 +186,38 @@ void compaction_manager::submit(table_state& t) {
         return;
     }
     refresh_pending(*e);
-    if (_draining || e->paused || e->loop_running) {
-        return;  // a running loop looks again before it ends
+    if (e->loop_running) {
+        e->look_again = true;  // the running loop may have chosen already: it runs once more
+        return;
+    }
+    if (_draining || e->paused) {
+        return;
     }
     e->loop_running = true;
     e->g.enter();
     spawn([this, e]() -> future<> {
-        try {
-            co_await background_loop(*e);
-        } catch (const std::exception& ex) {
-            mlog.warn("{}.{}: background compaction check failed: {}", e->t->schema()->keyspace(),
-                      e->t->schema()->table(), ex.what());
-        }
+        do {
+            e->look_again = false;
+            try {
+                co_await background_loop(*e);
+            } catch (const std::exception& ex) {
+                mlog.warn("{}.{}: background compaction check failed: {}", e->t->schema()->keyspace(),
+                          e->t->schema()->table(), ex.what());
+            }
+        } while (e->look_again && !_draining && !e->removed && !e->paused);
         e->loop_running = false;
         _idle.broadcast();
         e->g.leave();  // the last touch of e: remove() may free it once the gate is empty
     });
+}
+
+int compaction_weight(uint64_t input_bytes) noexcept {
+    // floor(log4(bytes)): ScyllaDB's size classes.
+    int w = 0;
+    for (; input_bytes >= 4; input_bytes /= 4) {
+        ++w;
+    }
+    return w;
 }
 
 future<> compaction_manager::background_loop(table_entry& e) {
@@ -216,17 +235,34 @@ future<> compaction_manager::background_loop(table_entry& e) {
             continue;
         }
         refresh_pending(e);
-        auto job = next_job(o, in);
+        auto job = next_job(o, in);  // among the sstables no running compaction holds
         if (!job) {
             break;
         }
         std::vector<sstables::shared_sstable> inputs;
+        uint64_t bytes = 0;
         for (auto id : job->ids) {
             inputs.push_back(set[id]);
+            bytes += set[id]->components().data_file_size;
         }
-        if (!co_await run(e, std::move(inputs), job->kind, false)) {
-            break;  // failed or stopped: the next submit (flush) tries again
+        // A tier compacts while another does (new flushes need not wait for a long compaction of large sstables),
+        // but one compaction per weight: two of the same size class would only race for the same tier.
+        int weight = compaction_weight(bytes);
+        if (e.weights.contains(weight) || (_cfg.one_per_table && !e.weights.empty())) {
+            break;  // the running one submits again when it ends
         }
+        e.weights.insert(weight);
+        e.g.enter();
+        spawn([this, &e, inputs = std::move(inputs), kind = job->kind, weight,
+               units = std::move(units)]() mutable -> future<> {
+            bool ok = co_await run(e, std::move(inputs), kind, false);
+            e.weights.erase(weight);
+            units.return_all();
+            if (ok) {
+                submit(*e.t);  // its output may complete a tier; a failed or stopped one waits for the next flush
+            }
+            e.g.leave();  // the last touch of e: remove() may free it once the gate is empty
+        });
     }
     refresh_pending(e);
 }

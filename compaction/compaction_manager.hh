@@ -23,8 +23,11 @@ namespace reef::compaction {
 struct compaction_manager_config {
     // The shard's share of compaction_throughput_mb_per_sec, in bytes per second (0: unlimited).
     uint64_t throughput_bytes_per_second = 0;
-    // Background compactions running at once on the shard (each table runs one at a time).
+    // Background compactions running at once on the shard (a table runs one per weight at a time).
     size_t max_concurrent = 2;
+    // Benchmarks: a table runs one background compaction at a time, whatever its weight (the baseline of
+    // perf-compaction's sustained load).
+    bool one_per_table = false;
     // Seconds since the epoch: "now" for gc_grace and expiry (tests move it).
     std::function<deletion_time_type()> clock;
     // The backlog controller's curve: the shard's background class shares (runtime/scheduling.hh) as a function of
@@ -52,6 +55,10 @@ struct compaction_manager_stats {
     uint64_t bytes_in = 0;
     uint64_t bytes_out = 0;
 };
+
+// A compaction's weight: the size class of the bytes it reads, floor(log4(bytes)). A table runs at most one
+// background compaction of each weight at a time, so a tier of small sstables is compacted while a large one is.
+int compaction_weight(uint64_t input_bytes) noexcept;
 
 class compaction_manager {
 public:

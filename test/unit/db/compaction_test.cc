@@ -324,7 +324,8 @@ REEF_TEST_CASE(test_compactions_listed_and_stopped) {
         BOOST_CHECK_EQUAL(listed[0].sstables, 2u);
         BOOST_CHECK_GT(listed[0].total_bytes, 0u);
         BOOST_CHECK_LE(listed[0].completed_bytes, listed[0].total_bytes);
-        BOOST_CHECK_GT(mgr.backlog_bytes(), 0u);
+        // Nothing else is pending: the backlog is what the running one has still to read.
+        BOOST_CHECK_EQUAL(mgr.backlog_bytes(), listed[0].total_bytes - listed[0].completed_bytes);
         co_await t.stop();
         BOOST_CHECK_EQUAL(mgr.stats().stopped, 1u);
         BOOST_CHECK_EQUAL(mgr.stats().completed, 0u);
@@ -353,6 +354,57 @@ REEF_TEST_CASE(test_compactions_listed_and_stopped) {
         rows += m.partition().rows().size();
     }
     BOOST_CHECK_EQUAL(rows, model.size());
+    co_await t.stop();
+}
+
+// A table compacts a tier of small sstables while a long compaction of large ones runs (one per weight): new
+// flushes need not pile up behind it.
+REEF_TEST_CASE(test_small_tier_compacts_while_a_large_one_runs) {
+    auto s = with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}");
+    tmpdir dir;
+    // Throttled: the large compaction lasts seconds; the small one's reads wait behind at most one of its buffers.
+    compaction::compaction_manager mgr(config_with_throughput(64 << 10));
+    auto cfg = flushed_by_hand(dir, &mgr);
+    table t(s, cfg);
+    co_await t.start();
+    auto write_sstable = [&](int base, int rows) -> future<> {
+        for (int k = 0; k < rows; ++k) {
+            t.apply(row_write(s, base + k, 0, k, 10 + base));
+        }
+        co_await t.flush();
+    };
+    co_await write_sstable(0, 20000);
+    co_await write_sstable(100000, 20000);
+    for (int i = 0; i < 500 && mgr.compactions().empty(); ++i) {
+        co_await sleep(std::chrono::milliseconds(2));
+    }
+    auto listed = mgr.compactions();
+    BOOST_REQUIRE_EQUAL(listed.size(), 1u);
+    auto large = listed[0];
+    BOOST_TEST_MESSAGE("the large compaction reads " << large.total_bytes << " bytes at 64 KiB/s");
+    BOOST_REQUIRE_GT(compaction::compaction_weight(large.total_bytes), compaction::compaction_weight(4000));
+    co_await write_sstable(200000, 20);
+    co_await write_sstable(300000, 20);
+    // The two small ones merge into one while the large compaction is still listed.
+    bool merged_alongside = false;
+    for (int i = 0; i < 5000 && !merged_alongside; ++i) {
+        auto now = mgr.compactions();
+        bool large_runs = std::any_of(now.begin(), now.end(), [&](auto& c) { return c.id == large.id; });
+        BOOST_REQUIRE_MESSAGE(large_runs, "the large compaction ended first: raise its size or lower the limit");
+        merged_alongside = t.sstable_count() == 3u;
+        co_await sleep(std::chrono::milliseconds(2));
+    }
+    BOOST_CHECK(merged_alongside);
+    mgr.set_throughput_bytes_per_second(0);
+    co_await mgr.wait_idle();
+    // Then the two (both under min_sstable_size, so of one bucket) into one.
+    BOOST_CHECK_EQUAL(t.sstable_count(), 1u);
+    BOOST_CHECK_EQUAL(mgr.stats().completed, 3u);
+    size_t rows = 0;
+    for (auto& m : co_await read_all(t)) {
+        rows += m.partition().rows().size();
+    }
+    BOOST_CHECK_EQUAL(rows, 40040u);
     co_await t.stop();
 }
 

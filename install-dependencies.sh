@@ -27,6 +27,7 @@ PACKAGES=(
     maven
     clang-16                 # the libFuzzer targets (./configure.py --mode=fuzz); g++ builds everything else
     libclang-rt-16-dev       # libFuzzer and clang's sanitizer runtimes
+    lld-16                   # LLVM's linker: links the ~150 test binaries of a mode about 3 times faster than ld
     time                     # /usr/bin/time -v in benchmarks
     librocksdb-dev           # benchmark baseline
     dpkg-dev                 # dist/debian/build-deb.sh: dpkg-shlibdeps

@@ -280,14 +280,17 @@ def main():
     os.chdir(ROOT)
     signal.signal(signal.SIGTERM, interrupted)
 
+    build_times = []
     if not args.no_build:
         # Without clang the fuzz driver says so (and fails under CI=true).
         build_modes = modes + (['fuzz'] if 'debug' in modes and shutil.which(FUZZ_COMPILER) else [])
         for mode in build_modes:
+            began = time.monotonic()
             if not run_build(mode):
                 print(f'FAIL {mode} build')
                 print('0 passed, 1 failed')
                 return 1
+            build_times.append(f'{mode} {time.monotonic() - began:.0f}s')
 
     tests, list_failures = [], []
     for mode in modes:
@@ -334,6 +337,8 @@ def main():
             print(f'  {s} {t.mode} {t.name}  (log: {os.path.relpath(t.log, ROOT)})')
         for mode, name, _ in list_failures:
             print(f'  FAIL {mode} {name}')
+    if build_times:
+        print(f'builds took: {", ".join(build_times)}')
     print(f'took {time.monotonic() - start:.1f}s')
     print(f'{passed} passed, {nfailed} failed')
     return 1 if nfailed else 0

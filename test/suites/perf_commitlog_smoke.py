@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """Smoke test of `reef perf-commitlog`: a short run prints every row, and the batch-mode figures show what the
 commitlog promises: one writer gets one fdatasync per entry (at least as many syncs as entries), 128 writers in
 flight share them (group commit: at least 8 entries per sync; a cycle takes every writer waiting), and periodic mode
 writes some MB/s.
 
-Run by test.py once per mode (REEF_BUILD_DIR names the build); alone: test/suites/perf_commitlog_smoke.py.
+Run by test.py in dev mode only (a benchmark's tool: ASan would add minutes, not coverage;
+REEF_BUILD_DIR names the build); alone: test/suites/perf_commitlog_smoke.py.
 """
 import os
 import re

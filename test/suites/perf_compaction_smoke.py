@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """Smoke test of `reef perf-compaction`: a short run prints every row, the compaction's output is no larger than its
 input (later sstables overwrite rows of earlier ones), both throughputs are positive, and point reads were measured
 with and without a compaction running; the sustained load (small: 20000 rows, a flush every 1000) prints its sstable
 count over time and a write amplification of at least 1 (at most 10 at this size), its compactions ran, its sstable
 count once idle is bounded and none of its reads was wrong.
 
-Run by test.py once per mode (REEF_BUILD_DIR names the build); alone: test/suites/perf_compaction_smoke.py.
+Run by test.py in dev mode only (a benchmark's tool: ASan would add minutes, not coverage;
+REEF_BUILD_DIR names the build); alone: test/suites/perf_compaction_smoke.py.
 """
 import os
 import re

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """reef perf-delete-range at a small scale, both engines, every variant, a width of 0, and with a major
 compaction after the load: the row counts each engine prints (--output-format json) must be the same for both and
 equal to this file's own model of ../shared/benchmarks/delete-range.md (a bitmap of live rows), so that both engines
 provably ran the workload.
-Run by test.py with REEF_BUILD_DIR (build/<mode>); the model alone is also checked against delete-range.md's
+Run by test.py in dev mode only, with REEF_BUILD_DIR (build/<mode>);
+the model alone is also checked against delete-range.md's
 1M-row figures when run with --documented-scale (a few seconds of Python)."""
 import json
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """Smoke test of `reef perf-fast-forward`: populate both datasets with a few rows, run the test groups with a tiny
 --test-case-duration in JSON, and check every read against fragment counts computed here from its parameters (a
 model of the datasets: large-part-ds1 holds rows 0..n-1 of one partition, small-part n one-row partitions), that
@@ -7,7 +8,8 @@ by default (cold: the index page is missed) and kept with --keep-cache-across-te
 --enable-cache the same counts, and the reads of large-partition-single-key-slice inside an earlier read of their
 case do no I/O (row cache hits).
 
-Run by test.py once per mode (REEF_BUILD_DIR names the build); alone: test/suites/perf_fast_forward_smoke.py.
+Run by test.py in dev mode only (a benchmark's tool: ASan would add minutes, not coverage;
+REEF_BUILD_DIR names the build); alone: test/suites/perf_fast_forward_smoke.py.
 """
 import json
 import os

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
+# test.py modes: dev
 """reef perf-multiget at a tiny scale, both engines: every cell's found count (--output-format json) must equal this
 file's model of the workload (the load's random keys, then each cell's batches as multiget_workload::cell_batches
 draws them, each method its own keys), for every method of both engines, so that both provably read the same keys and found what was written.
 Reef's memtable threshold is small so that its reads merge several sstables and its memtable.
-Run by test.py with REEF_BUILD_DIR (build/<mode>)."""
+Run by test.py in dev mode only, with REEF_BUILD_DIR (build/<mode>)."""
 import json
 import os
 import subprocess

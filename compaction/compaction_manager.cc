@@ -211,13 +211,25 @@ void compaction_manager::submit(table_state& t) {
     });
 }
 
-int compaction_weight(uint64_t input_bytes) noexcept {
-    // floor(log4(bytes)): ScyllaDB's size classes.
-    int w = 0;
-    for (; input_bytes >= 4; input_bytes /= 4) {
-        ++w;
+int compaction_manager::free_weight(const table_entry& e, std::vector<sstables::shared_sstable>& inputs,
+                                    size_t min_inputs) const {
+    auto size = [](const sstables::shared_sstable& s) { return s->components().data_file_size; };
+    std::stable_sort(inputs.begin(), inputs.end(), [&](auto& a, auto& b) { return size(a) < size(b); });
+    std::vector<uint64_t> sizes;
+    for (auto& s : inputs) {
+        sizes.push_back(size(s));
     }
-    return w;
+    size_t n = inputs_with_free_weight(sizes, e.weights, min_inputs);
+    if (n == 0) {
+        return -1;
+    }
+    inputs.resize(n);
+    sizes.resize(n);
+    uint64_t bytes = 0;
+    for (auto s : sizes) {
+        bytes += s;
+    }
+    return compaction_weight(bytes);
 }
 
 future<> compaction_manager::background_loop(table_entry& e) {
@@ -240,15 +252,13 @@ future<> compaction_manager::background_loop(table_entry& e) {
             break;
         }
         std::vector<sstables::shared_sstable> inputs;
-        uint64_t bytes = 0;
         for (auto id : job->ids) {
             inputs.push_back(set[id]);
-            bytes += set[id]->components().data_file_size;
         }
         // A tier compacts while another does (new flushes need not wait for a long compaction of large sstables),
         // but one compaction per weight: two of the same size class would only race for the same tier.
-        int weight = compaction_weight(bytes);
-        if (e.weights.contains(weight) || (_cfg.one_per_table && !e.weights.empty())) {
+        int weight = free_weight(e, inputs, job->kind == job_kind::regular ? size_t(o.min_threshold) : inputs.size());
+        if (weight < 0 || (_cfg.one_per_table && !e.weights.empty())) {
             break;  // the running one submits again when it ends
         }
         e.weights.insert(weight);

@@ -56,10 +56,6 @@ struct compaction_manager_stats {
     uint64_t bytes_out = 0;
 };
 
-// A compaction's weight: the size class of the bytes it reads, floor(log4(bytes)). A table runs at most one
-// background compaction of each weight at a time, so a tier of small sstables is compacted while a large one is.
-int compaction_weight(uint64_t input_bytes) noexcept;
-
 class compaction_manager {
 public:
     explicit compaction_manager(compaction_manager_config cfg = {});
@@ -120,6 +116,8 @@ private:
     // Sets the shard's background shares from the backlogs now (the controller's one output).
     void update_shares();
     future<> background_loop(table_entry& e);
+    // Sorts `inputs` by size and keeps inputs_with_free_weight of them; their weight, or -1 (none will do).
+    int free_weight(const table_entry& e, std::vector<sstables::shared_sstable>& inputs, size_t min_inputs) const;
     // Runs one job; false when it failed or was stopped.
     future<bool> run(table_entry& e, std::vector<sstables::shared_sstable> inputs, job_kind kind, bool major,
                      std::optional<deletion_time_type> at = std::nullopt);

@@ -270,4 +270,26 @@ int64_t pending_tasks(const compaction_options& o, const strategy_input& in) { r
 
 uint64_t pending_bytes(const compaction_options& o, const strategy_input& in) { return backlog_of(o, in).bytes; }
 
+int compaction_weight(uint64_t input_bytes) noexcept {
+    // floor(log4(bytes)): ScyllaDB's size classes.
+    int w = 0;
+    for (; input_bytes >= 4; input_bytes /= 4) {
+        ++w;
+    }
+    return w;
+}
+
+size_t inputs_with_free_weight(const std::vector<uint64_t>& sizes, const std::set<int>& taken, size_t min_inputs) {
+    uint64_t bytes = 0;
+    for (auto s : sizes) {
+        bytes += s;
+    }
+    for (size_t n = sizes.size(); n >= std::max<size_t>(min_inputs, 1); bytes -= sizes[--n]) {
+        if (!taken.contains(compaction_weight(bytes))) {
+            return n;
+        }
+    }
+    return 0;
+}
+
 } // namespace reef::compaction

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace reef::compaction {
@@ -90,5 +91,14 @@ std::optional<compaction_job> next_job(const compaction_options& o, const strate
 int64_t pending_tasks(const compaction_options& o, const strategy_input& in);
 // The bytes those pending compactions would read (the compaction manager's backlog).
 uint64_t pending_bytes(const compaction_options& o, const strategy_input& in);
+
+// A compaction's weight: the size class of the bytes it reads, floor(log4(bytes)). A table runs at most one
+// background compaction of each weight at a time, so a tier of small sstables is compacted while a large one is.
+int compaction_weight(uint64_t input_bytes) noexcept;
+// How many of a job's inputs (their sizes, ascending) to compact so that its weight is none of `taken`: all, or
+// fewer, leaving the largest out, down to min_inputs; 0 when none will do. Size-tiered puts every sstable under
+// min_sstable_size in one bucket, which grows with each flush while a compaction of it runs: its smallest
+// min_threshold can go meanwhile.
+size_t inputs_with_free_weight(const std::vector<uint64_t>& sizes, const std::set<int>& taken, size_t min_inputs);
 
 } // namespace reef::compaction

@@ -6,6 +6,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <bit>
 #include <random>
 #include <set>
 
@@ -347,4 +348,49 @@ BOOST_AUTO_TEST_CASE(tombstone_compaction_counts_the_non_overlapping_share) {
     BOOST_TEST(non_overlapping_share(whole, in) == 1.0);
     in.compacting = {other(5, INT64_MIN, -1)};
     BOOST_TEST(non_overlapping_share(whole, in) == 0.5, boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(compaction_weight_is_floor_log4) {
+    BOOST_CHECK_EQUAL(compaction_weight(0), 0);
+    BOOST_CHECK_EQUAL(compaction_weight(3), 0);
+    BOOST_CHECK_EQUAL(compaction_weight(4), 1);
+    BOOST_CHECK_EQUAL(compaction_weight(15), 1);
+    BOOST_CHECK_EQUAL(compaction_weight(16), 2);
+    BOOST_CHECK_EQUAL(compaction_weight(uint64_t(1) << 20), 10);
+    BOOST_CHECK_EQUAL(compaction_weight((uint64_t(1) << 20) - 1), 9);
+    BOOST_CHECK_EQUAL(compaction_weight(UINT64_MAX), 31);
+}
+
+// Against a model: the largest prefix (down to min_inputs) whose total's floor(log4) is free.
+BOOST_AUTO_TEST_CASE(inputs_with_free_weight_random) {
+    std::mt19937_64 rng(11);
+    for (int i = 0; i < 2000; ++i) {
+        std::vector<uint64_t> sizes(1 + rng() % 12);
+        for (auto& s : sizes) {
+            s = 1 + rng() % (uint64_t(1) << (4 + rng() % 24));
+        }
+        std::sort(sizes.begin(), sizes.end());
+        std::set<int> taken;
+        for (int k = int(rng() % 4); k > 0; --k) {
+            taken.insert(int(rng() % 16));
+        }
+        size_t min_inputs = 1 + rng() % 5;
+        size_t want = 0;
+        for (size_t n = sizes.size(); n >= min_inputs && n > 0 && !want; --n) {
+            uint64_t total = 0;
+            for (size_t j = 0; j < n; ++j) {
+                total += sizes[j];
+            }
+            int w = (int(std::bit_width(total)) - 1) / 2;  // floor(log4) = floor(floor(log2) / 2)
+            if (!taken.contains(w)) {
+                want = n;
+            }
+        }
+        BOOST_REQUIRE_EQUAL(inputs_with_free_weight(sizes, taken, min_inputs), want);
+    }
+    // The case it is for: the small tier of 16 flushes of 3.4 MB (weight 12) while one of weight 12 runs: its
+    // 4 smallest (13.6 MB, weight 11) go now.
+    std::vector<uint64_t> flushes(16, 3'400'000);
+    BOOST_CHECK_EQUAL(inputs_with_free_weight(flushes, {12}, 4), 4u);
+    BOOST_CHECK_EQUAL(inputs_with_free_weight(flushes, {11, 12}, 4), 0u);
 }

@@ -284,7 +284,9 @@ size_t inputs_with_free_weight(const std::vector<uint64_t>& sizes, const std::se
     for (auto s : sizes) {
         bytes += s;
     }
-    for (size_t n = sizes.size(); n >= std::max<size_t>(min_inputs, 1); bytes -= sizes[--n]) {
+    // A job smaller than min_inputs (a time window's two) is taken whole or not at all.
+    size_t least = std::min(std::max<size_t>(min_inputs, 1), sizes.size());
+    for (size_t n = sizes.size(); n >= least && n > 0; bytes -= sizes[--n]) {
         if (!taken.contains(compaction_weight(bytes))) {
             return n;
         }

@@ -96,7 +96,7 @@ uint64_t pending_bytes(const compaction_options& o, const strategy_input& in);
 // background compaction of each weight at a time, so a tier of small sstables is compacted while a large one is.
 int compaction_weight(uint64_t input_bytes) noexcept;
 // How many of a job's inputs (their sizes, ascending) to compact so that its weight is none of `taken`: all, or
-// fewer, leaving the largest out, down to min_inputs; 0 when none will do. Size-tiered puts every sstable under
+// fewer, leaving the largest out, down to min_inputs (a job of fewer is all or nothing); 0 when none will do. Size-tiered puts every sstable under
 // min_sstable_size in one bucket, which grows with each flush while a compaction of it runs: its smallest
 // min_threshold can go meanwhile.
 size_t inputs_with_free_weight(const std::vector<uint64_t>& sizes, const std::set<int>& taken, size_t min_inputs);

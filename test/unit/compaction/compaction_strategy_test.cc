@@ -376,7 +376,7 @@ BOOST_AUTO_TEST_CASE(inputs_with_free_weight_random) {
         }
         size_t min_inputs = 1 + rng() % 5;
         size_t want = 0;
-        for (size_t n = sizes.size(); n >= min_inputs && n > 0 && !want; --n) {
+        for (size_t n = sizes.size(); n >= std::min(min_inputs, sizes.size()) && n > 0 && !want; --n) {
             uint64_t total = 0;
             for (size_t j = 0; j < n; ++j) {
                 total += sizes[j];
@@ -393,4 +393,8 @@ BOOST_AUTO_TEST_CASE(inputs_with_free_weight_random) {
     std::vector<uint64_t> flushes(16, 3'400'000);
     BOOST_CHECK_EQUAL(inputs_with_free_weight(flushes, {12}, 4), 4u);
     BOOST_CHECK_EQUAL(inputs_with_free_weight(flushes, {11, 12}, 4), 0u);
+    // A time window's two sstables, under min_threshold: whole when free (the regression of a TWCS table left
+    // with a pending compaction), not at all when taken.
+    BOOST_CHECK_EQUAL(inputs_with_free_weight({100, 200}, {}, 4), 2u);
+    BOOST_CHECK_EQUAL(inputs_with_free_weight({100, 200}, {4}, 4), 0u);
 }

@@ -34,7 +34,7 @@ const m::sample* find(const std::vector<m::sample>& samples, std::string_view gr
     return nullptr;
 }
 
-struct io_stats {
+struct sample_io_stats {
     uint64_t reads = 0;
     uint64_t writes = 0;
     int64_t queued = 0;
@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(test_histogram_bounds_and_validation) {
 }
 
 BOOST_AUTO_TEST_CASE(test_values_are_read_at_collection_time) {
-    io_stats stats;
+    sample_io_stats stats;
     double load = 0.25;
     m::metric_groups groups;
     groups.add_group("io", {

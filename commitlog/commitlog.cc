@@ -212,7 +212,8 @@ future<> commitlog::do_switch_segment() {
     if (_closed) {
         throw std::runtime_error("commitlog closed while switching segments");
     }
-    auto seg = co_await new_segment(_next_id++);
+    uint64_t id = _next_id++;  // apart from the co_await, which clang reads as two modifications
+    auto seg = co_await new_segment(id);
     _segments.push_back(seg);
     _active = std::move(seg);
 }

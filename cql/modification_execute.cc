@@ -149,11 +149,12 @@ std::vector<std::vector<bytes>> key_combinations(std::vector<const key_restricti
 }
 
 partition_key make_partition_key(const std::vector<bytes>& values) {
+    // Cassandra refuses an empty key, not an empty component of a compound one (its serialized form is not empty).
+    if (values.size() == 1 && values[0].empty()) {
+        throw invalid_request("Key may not be empty");
+    }
     std::vector<std::string_view> parts;
     for (auto& v : values) {
-        if (v.empty()) {
-            throw invalid_request("Key may not be empty");
-        }
         parts.push_back(sv(v));
     }
     return parts.size() == 1 ? partition_key::from_single_value(parts[0]) : partition_key::from_components(parts);

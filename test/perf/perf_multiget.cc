@@ -205,32 +205,37 @@ int perf_multiget_main(int argc, char** argv) {
     }
     print_table(wl, runs, cells, false);
     print_table(wl, runs, cells, true);
-    auto gain = [&](const std::string& e, uint64_t b, uint64_t s) -> std::optional<double> {
+    // Wall time on a quiet machine; CPU time (this thread's) where other work shares the cores: both are printed.
+    auto per_key = [](const multiget_cell& c, bool cpu) { return cpu ? c.cpu_us_per_key : c.us_per_key; };
+    auto gain = [&](const std::string& e, uint64_t b, uint64_t s, bool cpu) -> std::optional<double> {
         auto g = cells.find({e, "get", b, s});
         auto m = cells.find({e, "multiget", b, s});
         if (g == cells.end() || m == cells.end()) {
             return std::nullopt;
         }
-        return m->second->us_per_key / g->second->us_per_key;
+        return per_key(*m->second, cpu) / per_key(*g->second, cpu);
     };
-    fmt::print("\nbatching gain (batched multiget µs/key over get µs/key; lower is better)\n");
-    for (auto stride : wl.strides) {
-        for (auto& r : runs) {
-            fmt::print("{:>6} {:<8} {:<14}", stride, r.engine, "");
-            for (auto b : wl.batches) {
-                fmt::print(" {:>8.2f}", gain(r.engine, b, stride).value_or(0));
+    for (bool cpu : {false, true}) {
+        const char* basis = cpu ? "CPU" : "wall";
+        fmt::print("\nbatching gain by {} time (batched multiget µs/key over get µs/key; lower is better)\n", basis);
+        for (auto stride : wl.strides) {
+            for (auto& r : runs) {
+                fmt::print("{:>6} {:<8} {:<14}", stride, r.engine, "");
+                for (auto b : wl.batches) {
+                    fmt::print(" {:>8.2f}", gain(r.engine, b, stride, cpu).value_or(0));
+                }
+                fmt::print("\n");
             }
-            fmt::print("\n");
         }
-    }
-    if (runs.size() == 2) {
-        auto rg = gain("reef", 32, 16), kg = gain("rocksdb", 32, 16);
+        if (runs.size() != 2) {
+            continue;
+        }
+        auto rg = gain("reef", 32, 16, cpu), kg = gain("rocksdb", 32, 16, cpu);
         if (rg && kg) {
-            fmt::print("\ntarget 1, gain at batch 32 stride 16: reef {:.2f}, rocksdb {:.2f}: {}\n", *rg, *kg,
-                       *rg <= *kg ? "met" : "missed");
+            fmt::print("target 1 by {} time, gain at batch 32 stride 16: reef {:.2f}, rocksdb {:.2f}: {}\n", basis,
+                       *rg, *kg, *rg <= *kg ? "met" : "missed");
         }
         int worse = 0, total = 0;
-        std::string list;
         for (auto& [k, c] : cells) {
             if (std::get<0>(k) != "reef") {
                 continue;
@@ -240,12 +245,10 @@ int perf_multiget_main(int argc, char** argv) {
                 continue;
             }
             ++total;
-            if (c->us_per_key > other->second->us_per_key) {
-                ++worse;
-            }
+            worse += per_key(*c, cpu) > per_key(*other->second, cpu) ? 1 : 0;
         }
-        fmt::print("target 2, reef at or below rocksdb (wall µs/key): {} of {} cells{}\n", total - worse, total,
-                   worse ? " (missed)" : " (met)");
+        fmt::print("target 2 by {} time, reef at or below rocksdb (µs/key): {} of {} cells{}\n", basis, total - worse,
+                   total, worse ? " (missed)" : " (met)");
     }
     return rc;
 }

@@ -115,6 +115,19 @@ table_config flushed_by_hand(const tmpdir& dir, compaction::compaction_manager* 
 
 std::vector<sstables::shared_sstable> just(const sstables::shared_sstable& sst) { return std::vector{sst}; }
 
+// STCS compacting as soon as two sstables are alike.
+schema_ptr stcs_of_two() {
+    return with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}");
+}
+
+// Partitions base .. base + rows - 1 (one row each, value k), written to t and flushed into one sstable.
+future<> write_sstable(table& t, int base, int rows) {
+    for (int k = 0; k < rows; ++k) {
+        t.apply(row_write(t.schema(), base + k, 0, k, 10 + base));
+    }
+    co_await t.flush();
+}
+
 #ifdef REEF_DEBUG
 constexpr int cases = 1;
 #else
@@ -295,7 +308,7 @@ REEF_TEST_CASE(test_expired_sstables_dropped_whole) {
 // output file is left, the data reads back after a restart); a major compaction stops a background one and
 // takes over.
 REEF_TEST_CASE(test_compactions_listed_and_stopped) {
-    auto s = with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}");
+    auto s = stcs_of_two();
     tmpdir dir;
     compaction::compaction_manager mgr(config_with_throughput(16 << 10));
     auto cfg = flushed_by_hand(dir, &mgr);
@@ -360,21 +373,13 @@ REEF_TEST_CASE(test_compactions_listed_and_stopped) {
 // A table compacts a tier of small sstables while a long compaction of large ones runs (one per weight): new
 // flushes need not pile up behind it.
 REEF_TEST_CASE(test_small_tier_compacts_while_a_large_one_runs) {
-    auto s = with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}");
     tmpdir dir;
     // Throttled: the large compaction lasts seconds; the small one's reads wait behind at most one of its buffers.
     compaction::compaction_manager mgr(config_with_throughput(64 << 10));
-    auto cfg = flushed_by_hand(dir, &mgr);
-    table t(s, cfg);
+    table t(stcs_of_two(), flushed_by_hand(dir, &mgr));
     co_await t.start();
-    auto write_sstable = [&](int base, int rows) -> future<> {
-        for (int k = 0; k < rows; ++k) {
-            t.apply(row_write(s, base + k, 0, k, 10 + base));
-        }
-        co_await t.flush();
-    };
-    co_await write_sstable(0, 20000);
-    co_await write_sstable(100000, 20000);
+    co_await write_sstable(t, 0, 20000);
+    co_await write_sstable(t, 100000, 20000);
     for (int i = 0; i < 500 && mgr.compactions().empty(); ++i) {
         co_await sleep(std::chrono::milliseconds(2));
     }
@@ -383,8 +388,8 @@ REEF_TEST_CASE(test_small_tier_compacts_while_a_large_one_runs) {
     auto large = listed[0];
     BOOST_TEST_MESSAGE("the large compaction reads " << large.total_bytes << " bytes at 64 KiB/s");
     BOOST_REQUIRE_GT(compaction::compaction_weight(large.total_bytes), compaction::compaction_weight(4000));
-    co_await write_sstable(200000, 20);
-    co_await write_sstable(300000, 20);
+    co_await write_sstable(t, 200000, 20);
+    co_await write_sstable(t, 300000, 20);
     // The two small ones merge into one while the large compaction is still listed.
     bool merged_alongside = false;
     for (int i = 0; i < 5000 && !merged_alongside; ++i) {
@@ -411,18 +416,12 @@ REEF_TEST_CASE(test_small_tier_compacts_while_a_large_one_runs) {
 // A throttled compaction's progress is the bytes its own reader read (no query reads the table here): it shows while
 // the compaction runs (the limiter then sleeps on exactly those bytes), not only once it is done.
 REEF_TEST_CASE(test_compaction_progress_counts_its_own_reads) {
-    auto s = with_compaction(int_table_schema(), "{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '2'}");
     tmpdir dir;
     compaction::compaction_manager mgr(config_with_throughput(64 << 10));
-    auto cfg = flushed_by_hand(dir, &mgr);
-    table t(s, cfg);
+    table t(stcs_of_two(), flushed_by_hand(dir, &mgr));
     co_await t.start();
-    for (int base : {0, 10000}) {
-        for (int k = 0; k < 4000; ++k) {
-            t.apply(row_write(s, base + k, 0, k, 10 + base));
-        }
-        co_await t.flush();
-    }
+    co_await write_sstable(t, 0, 4000);
+    co_await write_sstable(t, 10000, 4000);
     uint64_t total = 0, seen_progress = 0;
     for (int i = 0; i < 5000; ++i) {
         auto listed = mgr.compactions();

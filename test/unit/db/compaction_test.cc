@@ -82,6 +82,15 @@ future<size_t> live_rows(table& t, int k, deletion_time_type now) {
     co_return n;
 }
 
+// The rows the table holds, dead or alive.
+future<size_t> row_count(table& t) {
+    size_t rows = 0;
+    for (auto& m : co_await read_all(t)) {
+        rows += m.partition().rows().size();
+    }
+    co_return rows;
+}
+
 future<bool> holds_partition(table& t, int k) {
     for (auto& m : co_await read_all(t)) {
         if (m.decorated_key() == pkey(k)) {
@@ -362,10 +371,7 @@ REEF_TEST_CASE(test_compactions_listed_and_stopped) {
     BOOST_CHECK_EQUAL(t.sstable_count(), 1u);
     co_await mgr.wait_idle();
     BOOST_CHECK_EQUAL(t.sstable_count(), 1u);
-    size_t rows = 0;
-    for (auto& m : co_await read_all(t)) {
-        rows += m.partition().rows().size();
-    }
+    auto rows = co_await row_count(t);
     BOOST_CHECK_EQUAL(rows, model.size());
     co_await t.stop();
 }
@@ -405,10 +411,7 @@ REEF_TEST_CASE(test_small_tier_compacts_while_a_large_one_runs) {
     // Then the two (both under min_sstable_size, so of one bucket) into one.
     BOOST_CHECK_EQUAL(t.sstable_count(), 1u);
     BOOST_CHECK_EQUAL(mgr.stats().completed, 3u);
-    size_t rows = 0;
-    for (auto& m : co_await read_all(t)) {
-        rows += m.partition().rows().size();
-    }
+    auto rows = co_await row_count(t);
     BOOST_CHECK_EQUAL(rows, 40040u);
     co_await t.stop();
 }

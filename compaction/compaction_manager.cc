@@ -6,6 +6,7 @@
 #include "utils/uuid.hh"
 
 #include <algorithm>
+#include <numeric>
 #include <ctime>
 
 namespace reef::compaction {
@@ -140,8 +141,10 @@ future<strategy_input> compaction_manager::input_for(table_entry& e, const compa
 }
 
 void compaction_manager::refresh_pending(table_entry& e) {
-    auto o = compaction_options_of(*e.t->schema());
-    auto in = candidates_of(e);
+    refresh_pending(e, compaction_options_of(*e.t->schema()), candidates_of(e));
+}
+
+void compaction_manager::refresh_pending(table_entry& e, const compaction_options& o, const strategy_input& in) {
     e.pending = reef::compaction::pending_tasks(o, in);
     e.pending_bytes = reef::compaction::pending_bytes(o, in);
     auto all = in.sstables;
@@ -224,12 +227,7 @@ int compaction_manager::free_weight(const table_entry& e, std::vector<sstables::
         return -1;
     }
     inputs.resize(n);
-    sizes.resize(n);
-    uint64_t bytes = 0;
-    for (auto s : sizes) {
-        bytes += s;
-    }
-    return compaction_weight(bytes);
+    return compaction_weight(std::accumulate(sizes.begin(), sizes.begin() + ptrdiff_t(n), uint64_t(0)));
 }
 
 future<> compaction_manager::background_loop(table_entry& e) {
@@ -246,7 +244,7 @@ future<> compaction_manager::background_loop(table_entry& e) {
         if (stop() || e.t->sstable_set() != set) {
             continue;
         }
-        refresh_pending(e);
+        refresh_pending(e, o, in);
         auto job = next_job(o, in);  // among the sstables no running compaction holds
         if (!job) {
             break;

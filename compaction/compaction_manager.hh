@@ -106,12 +106,14 @@ private:
 
     table_entry* find(const table_state& t) const;
     deletion_time_type now() const;
-    // The table's strategy input (sstables not being compacted); ages read for tombstone candidates.
     // The table's sstables as candidates (those in a running compaction apart), without their ages.
     strategy_input candidates_of(table_entry& e);
     // The same, with the ages the strategy needs (a file system call each).
     future<strategy_input> input_for(table_entry& e, const compaction_options& o);
+    // Its pending tasks and bytes, its backlog, and the shard's shares, from its sstables now.
     void refresh_pending(table_entry& e);
+    // The same from a strategy input just built (the background loop's).
+    void refresh_pending(table_entry& e, const compaction_options& o, const strategy_input& in);
     double backlog_of(const table_entry& e) const;
     // Sets the shard's background shares from the backlogs now (the controller's one output).
     void update_shares();

@@ -182,9 +182,8 @@ future<bool> consume_into(mutation_reader r, reader_permit permit, page_builder&
 future<bool> read_into(std::shared_ptr<table> t, reader_permit permit, read_options opts, deletion_time_type now,
                        page_builder& b) {
     auto raw = t->make_reader(permit, std::move(opts));
-    auto r = make_compacting_reader(std::move(raw), now, compaction_mode::query);
-    bool ended = co_await consume_into(std::move(r), permit, b);
-    co_return ended;
+    // A coroutine: t stays alive until the read ends.
+    co_return co_await consume_into(make_compacting_reader(std::move(raw), now, compaction_mode::query), permit, b);
 }
 
 // A raw partition (database::multi_get's) fed into the builder as query_page reads one: compacted for the query.
@@ -192,9 +191,7 @@ future<bool> feed_partition(const mutation& m, reader_permit permit, page_builde
                             deletion_time_type now) {
     auto raw = make_fragment_vector_reader(m.schema(), to_fragments(m, reversed), dht::partition_range::full(),
                                            streamed_forwarding::no, reversed);
-    auto r = make_compacting_reader(std::move(raw), now, compaction_mode::query);
-    bool ended = co_await consume_into(std::move(r), permit, b);
-    co_return ended;
+    return consume_into(make_compacting_reader(std::move(raw), now, compaction_mode::query), std::move(permit), b);
 }
 
 future<page_result> query_page_read(database& db, table_id id, page_request req);

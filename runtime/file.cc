@@ -222,21 +222,7 @@ future<> file::close() {
 
 namespace {
 
-future<std::shared_ptr<internal::file_impl>> open_impl(std::string path, open_flags flags, mode_t mode,
-                                                      bool try_direct);
-
-} // namespace
-
-future<file> open_file_dma(std::string path, open_flags flags, mode_t mode) {
-    co_return file(co_await open_impl(std::move(path), flags, mode, true));
-}
-
-future<file> open_file_buffered(std::string path, open_flags flags, mode_t mode) {
-    co_return file(co_await open_impl(std::move(path), flags, mode, false));
-}
-
-namespace {
-
+// Opens with O_DIRECT when try_direct (and the filesystem takes it), through the page cache otherwise.
 future<std::shared_ptr<internal::file_impl>> open_impl(std::string path, open_flags flags, mode_t mode,
                                                       bool try_direct) {
     auto impl = std::make_shared<internal::file_impl>();
@@ -282,6 +268,14 @@ future<std::shared_ptr<internal::file_impl>> open_impl(std::string path, open_fl
 }
 
 } // namespace
+
+future<file> open_file_dma(std::string path, open_flags flags, mode_t mode) {
+    co_return file(co_await open_impl(std::move(path), flags, mode, true));
+}
+
+future<file> open_file_buffered(std::string path, open_flags flags, mode_t mode) {
+    co_return file(co_await open_impl(std::move(path), flags, mode, false));
+}
 
 namespace {
 future<> check_errno(int err, std::string what) {

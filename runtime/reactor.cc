@@ -146,7 +146,6 @@ void reactor::run_background_tasks() {
             break;
         }
     }
-    _background_ran_at = steady_clock_type::now();
     auto end = thread_cpu_time();
     if (contended) {
         background_credit -= end - cpu;

@@ -43,8 +43,9 @@ struct reactor_config {
     std::chrono::microseconds idle_poll_time{100};
     // How long tasks may run before the loop polls I/O again (maybe_yield).
     std::chrono::microseconds task_quota{500};
-    // The background class (README, "Scheduling"): its tasks run when no foreground task is ready, and at the
-    // latest this long after they last ran, then for at most background_quota.
+    // The background class (README, "Scheduling"): its tasks run when no foreground task is ready, and by the
+    // credit of its shares (scheduling.hh) otherwise, for at most background_quota a round. Until its shares are
+    // set, they are background_quota * 1000 / background_max_wait: a round this often under a busy foreground.
     std::chrono::microseconds background_max_wait{2000};
     std::chrono::microseconds background_quota{250};
 };
@@ -116,7 +117,6 @@ private:
     reactor_config _cfg;
     task_queue _run_queue;
     task_queue _background_queue;
-    steady_clock_type::time_point _background_ran_at{};
     uint64_t _background_tasks_processed = 0;
     std::multimap<steady_clock_type::time_point, timer*> _timers;
     io_stats _io_stats;
@@ -162,9 +162,9 @@ struct maybe_yield_awaiter {
 inline maybe_yield_awaiter maybe_yield() noexcept { return {}; }
 
 // Suspends the caller into the background class (Seastar's scheduling groups, reduced to two): it resumes once no
-// foreground task is ready, or after reactor_config::background_max_wait. Work that must not starve the shard's
-// reads (compaction) awaits it between steps, so that its next step, and the I/O that step submits, come after
-// what the foreground has ready.
+// foreground task is ready, or when the class's shares have earned it a round (scheduling.hh). Work that must not
+// starve the shard's reads (compaction) awaits it between steps, so that its next step, and the I/O that step
+// submits, come after what the foreground has ready.
 struct background_yield_awaiter {
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) noexcept { engine().schedule_background(h); }

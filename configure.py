@@ -237,7 +237,11 @@ def write_ninja(mode, args, dep_cflags, dep_libs):
     cxx = FUZZ_COMPILER if mode == 'fuzz' else args.compiler
     ccache = shutil.which('ccache') if not args.no_ccache else None
     # ccache caches compiles that use a precompiled header only when told that its defines and time macros are fine.
-    cxx_cmd = f'CCACHE_SLOPPINESS=pch_defines,time_macros {ccache} {cxx}' if ccache else cxx
+    # Sources are named relative to the build directory, so leaving the working directory out of the hash lets a
+    # fresh clone elsewhere (CI's) hit the objects built here; -g's comp_dir then names the first clone, which
+    # nothing reads. Three modes' objects pass ccache's default 5 GB, which would evict one mode per build.
+    ccache_env = 'CCACHE_SLOPPINESS=pch_defines,time_macros CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=20G'
+    cxx_cmd = f'{ccache_env} {ccache} {cxx}' if ccache else cxx
     m = MODES[mode]
     warnings = '-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers'
     cxxflags = (f'-std=c++20 {warnings} {m["cxxflags"]} -I{top} {dep_cflags} '

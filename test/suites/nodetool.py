@@ -5,9 +5,8 @@ version prints the node's release_version; flush makes sstables; compact leaves 
 shows the tag, the snapshot directory exists, clearsnapshot removes both; refresh loads sstables placed in upload/;
 setlogginglevel then getlogginglevels shows the level; info, status, tablestats (and cfstats), compactionstats and
 describecluster print their texts; a node's error is one line with its message, exit 1; a wrong command line exits
-1 with nodetool's hint; drain stops writes; a stopped node gives "nodetool: cannot connect to ...", exit 1. Skipped
-(saying so) while the node answers 404 to /storage_service/keyspaces (the storage_service module not there yet). Run by test.py with REEF_BUILD_DIR (build/<mode>); the node is
-stopped by its pid in a finally."""
+1 with nodetool's hint; drain stops writes; a stopped node gives "nodetool: cannot connect to ...", exit 1. Run by
+test.py with REEF_BUILD_DIR (build/<mode>); the node is stopped by its pid in a finally."""
 import glob
 import http.client
 import os
@@ -172,12 +171,9 @@ def main():
                                '--memory', '512M'], tmp, os.path.join(tmp, 'node.log'), 'node')
         try:
             node.wait_for('ready:', START_TIMEOUT)
-            # Until the node serves the REST API's storage_service data endpoints, there is nothing to run against.
             check(f'REST API http://127.0.0.1:{ports[2]}' in node.text(), 'the ready line names no REST API')
             status, body = http_get(ports[2], '/storage_service/keyspaces')
-            if status == 404:
-                print('skipped: the node does not serve /storage_service/keyspaces yet (the storage_service module)')
-                return
+            check(status == 200, f'GET /storage_service/keyspaces answered {status}: {body!r}')
             nodetool = nodetool_runner(ports[2])
             conn = cql(ports[0])
             query(conn, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")

@@ -46,12 +46,12 @@ public:
 
     void signal() noexcept {
         if (!_waiters.empty()) {
-            internal::schedule(_waiters.pop_front()->handle);
+            wake(_waiters.pop_front());
         }
     }
     void broadcast() noexcept {
         while (!_waiters.empty()) {
-            internal::schedule(_waiters.pop_front()->handle);
+            wake(_waiters.pop_front());
         }
     }
     void broken(std::exception_ptr ex = std::make_exception_ptr(broken_condition_variable())) noexcept {
@@ -59,7 +59,7 @@ public:
         while (!_waiters.empty()) {
             auto* w = _waiters.pop_front();
             w->error = ex;
-            internal::schedule(w->handle);
+            wake(w);
         }
     }
     bool has_waiters() const noexcept { return !_waiters.empty(); }
@@ -73,6 +73,7 @@ private:
         bool await_ready() const noexcept { return false; }
         void await_suspend(std::coroutine_handle<> h) {
             w.handle = h;
+            w.background = running_in_background();
             cv._waiters.push_back(&w);
             if (deadline) {
                 t.set_callback([this] {
@@ -81,7 +82,7 @@ private:
                     }
                     cv._waiters.remove(&w);
                     w.error = std::make_exception_ptr(condition_variable_timed_out());
-                    internal::schedule(w.handle);
+                    internal::schedule_in(w.handle, w.background);
                 });
                 t.arm(*deadline);
             }
@@ -102,6 +103,8 @@ private:
         awaiter aw{*this, {}, deadline, {}};
         co_await aw;
     }
+
+    static void wake(internal::waiter* w) noexcept { internal::schedule_in(w->handle, w->background); }
 
     internal::waiter_list _waiters;
     std::exception_ptr _broken;

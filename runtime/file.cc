@@ -48,16 +48,18 @@ struct io_awaiter final : io_completion {
     size_t len;
     ssize_t result = 0;
     std::coroutine_handle<> waiter;
+    bool background = false;  // the waiter's scheduling class, kept for its wake
 
     io_awaiter(kind k, int fd, uint64_t pos, char* buf, size_t len) : op(k), fd(fd), pos(pos), buf(buf), len(len) {}
     void complete(ssize_t r) noexcept override {
         result = r;
         --engine().io().in_flight;
-        schedule(waiter);
+        schedule_in(waiter, background);
     }
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
         waiter = h;
+        background = running_in_background();
         auto& r = engine();
         switch (op) {
         case kind::read:

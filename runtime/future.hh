@@ -32,6 +32,8 @@ namespace internal {
 
 // Puts a suspended coroutine on the calling shard's run queue.
 void schedule(std::coroutine_handle<> h) noexcept;
+// Queues h in the background class when `background`, else as schedule() (reactor.hh).
+void schedule_in(std::coroutine_handle<> h, bool background) noexcept;
 // Called when a detached (spawned) coroutine ends with an exception.
 void report_detached_exception(std::exception_ptr ex) noexcept;
 

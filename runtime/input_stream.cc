@@ -119,6 +119,7 @@ struct pending_read final : io_completion {
     bool done = false;
     bool orphaned = false;
     std::coroutine_handle<> waiter;
+    bool background = false;  // the waiter's scheduling class, kept for its wake
 
     void complete(ssize_t r) noexcept override {
         --engine().io().in_flight;
@@ -129,7 +130,7 @@ struct pending_read final : io_completion {
             return;
         }
         if (waiter) {
-            internal::schedule(std::exchange(waiter, nullptr));
+            internal::schedule_in(std::exchange(waiter, nullptr), background);
         }
     }
 };
@@ -137,7 +138,10 @@ struct pending_read final : io_completion {
 struct read_awaiter {
     pending_read& r;
     bool await_ready() const noexcept { return r.done; }
-    void await_suspend(std::coroutine_handle<> h) noexcept { r.waiter = h; }
+    void await_suspend(std::coroutine_handle<> h) noexcept {
+        r.waiter = h;
+        r.background = running_in_background();
+    }
     void await_resume() const noexcept {}
 };
 

@@ -94,8 +94,9 @@ namespace {
 // The shard's background shares (scheduling.hh); 0: not set, the reactor_config's (background_shares_default).
 thread_local unsigned background_shares_set = 0;
 thread_local unsigned background_shares_default = 125;
-// The background class's credit: the thread's CPU time outside its rounds adds shares / 1000 of itself (up to two
-// quotas), a round run while the foreground had work ready takes its CPU time off. A round may outrun its quota (a
+// The background class's credit: the thread's CPU time outside its rounds adds shares / 1000 of itself (up to twice
+// what a task quota earns, and two quotas at least), a round run while the foreground had work ready lasts the credit
+// and takes its CPU time off. A round may outrun its quota (a
 // task runs to its next suspension): the debt is paid back, so that the shares hold whatever the length of the
 // steps; a round cut short (its tasks wait for I/O) keeps the rest, so that the class resumes at once when its I/O
 // completes. CPU time, not wall time: a thread the kernel deschedules (a loaded machine) would otherwise charge
@@ -124,18 +125,24 @@ void reactor::run_background_tasks() {
     }
     auto cpu = thread_cpu_time();
     auto quota = std::chrono::duration_cast<steady_clock_type::duration>(_cfg.background_quota);
-    background_credit = std::min(background_credit + (cpu - credit_cpu_at) * background_shares() / foreground_shares,
-                                 2 * quota);
+    // The cap lets a round match what a full task quota of foreground earned it: with one quota a round, the class
+    // could never have more than quota / (task_quota + quota) of the time, whatever its shares.
+    auto shares = background_shares();
+    auto task_quota = std::chrono::duration_cast<steady_clock_type::duration>(_cfg.task_quota);
+    auto cap = 2 * std::max(quota, task_quota * shares / foreground_shares);
+    background_credit = std::min(background_credit + (cpu - credit_cpu_at) * shares / foreground_shares, cap);
     credit_cpu_at = cpu;
-    // With foreground work ready, a round once a quota's credit is there; with none, at once.
+    // With foreground work ready, a round once a quota's credit is there, lasting its credit; with none, at once,
+    // for a quota.
     bool contended = !_run_queue.empty();
     if (contended && background_credit < quota) {
         return;
     }
     auto now = steady_clock_type::now();
-    _preempt_at = now + _cfg.background_quota;
+    _preempt_at = now + (contended ? std::max(quota, background_credit) : quota);
     // The whole quota, or until no background task is ready: one that yields again (background_yield) runs again
     // in this round, so that the class gets its share of the time and not one step per round.
+    internal::in_background_round = true;
     while (!_background_queue.empty()) {
         auto h = _background_queue.pop_front();
         note_task_stack_base();
@@ -146,6 +153,7 @@ void reactor::run_background_tasks() {
             break;
         }
     }
+    internal::in_background_round = false;
     auto end = thread_cpu_time();
     if (contended) {
         background_credit -= end - cpu;

@@ -138,12 +138,22 @@ private:
 
 namespace internal {
 inline thread_local reactor* local_reactor = nullptr;
+// True while a background round resumes tasks: the class of the running task.
+inline thread_local bool in_background_round = false;
 }
 
 // The calling shard's reactor.
 inline reactor& engine() noexcept { return *internal::local_reactor; }
 
 inline void internal::schedule(std::coroutine_handle<> h) noexcept { engine().schedule(h); }
+
+// Whether the running task is in the background class. A waiter records it when it suspends and is woken with
+// schedule_in, so that work in the background class stays there across its I/O and semaphore waits (Seastar's
+// tasks keep their scheduling group); otherwise each completion would hand it back to the foreground.
+inline bool running_in_background() noexcept { return internal::in_background_round; }
+inline void internal::schedule_in(std::coroutine_handle<> h, bool background) noexcept {
+    background ? engine().schedule_background(h) : engine().schedule(h);
+}
 
 // Suspends the caller and puts it at the back of the run queue.
 struct yield_awaiter {

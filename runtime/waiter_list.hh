@@ -13,6 +13,7 @@ struct waiter {
     std::coroutine_handle<> handle;
     std::exception_ptr error;  // set when the wait fails (timeout, broken)
     bool linked = false;
+    bool background = false;   // the waiter's scheduling class (running_in_background), kept for its wake
 };
 
 class waiter_list {

@@ -1,13 +1,19 @@
 // Tests of the background scheduling class: a background task runs after the foreground tasks that are ready,
-// still progresses (every background_max_wait) while the foreground never runs out of ready tasks, and gets about
-// shares / (1000 + shares) of a busy shard's time, whatever shares it is given.
+// still progresses (every background_max_wait) while the foreground never runs out of ready tasks, gets about
+// shares / (1000 + shares) of a busy shard's time, whatever shares it is given, and stays in its class across waits.
+#include "runtime/condition_variable.hh"
+#include "runtime/file.hh"
+#include "runtime/input_stream.hh"
 #include "runtime/reactor.hh"
 #include "runtime/scheduling.hh"
+#include "runtime/semaphore.hh"
 #include "runtime/when_all.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/tmpdir.hh"
 
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -75,15 +81,16 @@ void spin(std::chrono::microseconds d, std::chrono::nanoseconds& spent) {
     spent += cpu_now() - start;
 }
 
-// A foreground task and a background one, both always ready (CPU work in steps of 20 us) for `run`: the background's
-// part of the CPU time they spent.
-future<double> background_part(unsigned shares, std::chrono::milliseconds run) {
+// A foreground task and a background one, both always ready (CPU work in steps of `fg_step` and 20 us) for `run`:
+// the background's part of the CPU time they spent.
+future<double> background_part(unsigned shares, std::chrono::milliseconds run,
+                               std::chrono::microseconds fg_step = std::chrono::microseconds(20)) {
     set_background_shares(shares);
     bool stop = false;
     std::chrono::nanoseconds fg{0}, bg{0};
     auto f = [&]() -> future<> {
         while (!stop) {
-            spin(std::chrono::microseconds(20), fg);
+            spin(fg_step, fg);
             co_await yield();
         }
     };
@@ -123,4 +130,73 @@ REEF_TEST_CASE(background_gets_its_shares) {
     set_background_shares(0);
     BOOST_TEST(background_shares() == 1u);  // clamped
     set_background_shares(before);
+}
+
+// A foreground whose steps fill a whole task quota (a write loop that yields only when preempted): the background
+// still gets its shares, including more than half of the time, not one background quota per task quota.
+REEF_TEST_CASE(background_gets_its_shares_against_quota_long_steps) {
+    auto before = background_shares();
+    for (unsigned shares : {400u, 1000u, 4000u}) {
+        double part = co_await background_part(shares, std::chrono::milliseconds(300), std::chrono::microseconds(500));
+        double want = double(shares) / double(foreground_shares + shares);
+        BOOST_TEST_MESSAGE(shares << " shares, 500 us foreground steps: " << part << " of the time (" << want
+                                  << " wanted)");
+        BOOST_TEST_INFO(shares << " shares");
+        BOOST_TEST(part > want * 0.7);
+        BOOST_TEST(part < want * 1.3 + 0.01);
+    }
+    set_background_shares(before);
+}
+
+// A task keeps its class across what it waits for (file I/O, a stream's read, a semaphore, a condition variable):
+// the shares govern the work that follows a wait, not only the step after a background_yield.
+REEF_TEST_CASE(background_class_is_kept_across_waits) {
+    testing::tmpdir dir;
+    auto path = dir.path() + "/f";
+    {
+        auto f = co_await open_file_dma(path, open_flags::rw | open_flags::create | open_flags::truncate);
+        auto buf = f.allocate_aligned_buffer(8192);
+        std::memset(buf.get_write(), 'x', 8192);
+        co_await f.dma_write(0, buf.get(), 8192);
+        co_await f.close();
+    }
+    semaphore sem(0);
+    condition_variable cv;
+    bool signalled = false;
+    std::vector<std::string> seen;
+    auto note = [&](const char* what) { seen.push_back(std::string(what) + (running_in_background() ? " bg" : " fg")); };
+    auto waits = [&]() -> future<> {
+        auto f = co_await open_file_dma(path, open_flags::ro);
+        note("start");
+        (void)co_await f.dma_read(0, 4096);
+        note("foreground read");
+        co_await background_yield();
+        note("yielded");
+        (void)co_await f.dma_read(0, 4096);
+        note("read");
+        auto in = input_stream(make_file_data_source(f, 0, 8192, {}));
+        (void)co_await in.read();
+        note("stream");
+        co_await sem.wait();
+        note("semaphore");
+        co_await cv.wait([&] { return signalled; });
+        note("condition");
+        co_await in.close();
+        co_await f.close();
+    };
+    auto wakes = [&]() -> future<> {
+        while (seen.size() < 5) {
+            co_await yield();
+        }
+        sem.signal();
+        while (seen.size() < 6) {
+            co_await yield();
+        }
+        signalled = true;
+        cv.signal();
+    };
+    co_await when_all(waits(), wakes());
+    BOOST_TEST(seen == (std::vector<std::string>{"start fg", "foreground read fg", "yielded bg", "read bg", "stream bg",
+                                                  "semaphore bg", "condition bg"}),
+               boost::test_tools::per_element());
 }

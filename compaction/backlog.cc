@@ -56,6 +56,10 @@ double normalized_backlog(double backlog, const std::vector<uint64_t>& sizes) {
 }
 
 std::vector<backlog_controller::control_point> backlog_controller::default_points() {
+    return {{0, 50}, {4, 100}, {12, 1000}, {32, 4000}};
+}
+
+std::vector<backlog_controller::control_point> backlog_controller::capped_at_half() {
     return {{0, 50}, {4, 100}, {12, 1000}};
 }
 

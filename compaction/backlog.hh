@@ -33,8 +33,11 @@ public:
         unsigned shares;
     };
     // The default curve: 50 shares (a twenty-first of a busy shard) with no backlog, 100 at 4 (one STCS round due),
-    // 1000 (half the shard, ScyllaDB's cap against its statements' 1000) from 12 on (eight equal sstables).
+    // 1000 (half the shard, ScyllaDB's cap) at 12 (eight equal sstables), 4000 (four fifths) from 32 on (sixteen):
+    // past half, compaction is behind the writes, and taking their time from them is what bounds the pile.
     static std::vector<control_point> default_points();
+    // ScyllaDB's curve, capped at the foreground's shares (the baseline of `perf-compaction --wa-cap-at-half`).
+    static std::vector<control_point> capped_at_half();
 
     backlog_controller() : backlog_controller(default_points()) {}
     // Throws std::invalid_argument naming the point when the curve is empty, not ascending, or decreasing.

@@ -157,6 +157,7 @@ latency summarize(const std::vector<double>& us) {
 struct sustained_options {
     uint64_t rows, flush_every, value_size, checks;
     bool one_per_table = false;
+    bool cap_at_half = false;
 };
 
 uint64_t splitmix64(uint64_t& x) {
@@ -225,6 +226,9 @@ future<> check_rows(table& t, uint64_t written, uint64_t n, uint64_t value_size,
 compaction::compaction_manager_config manager_config(const sustained_options& o) {
     compaction::compaction_manager_config c;
     c.one_per_table = o.one_per_table;
+    if (o.cap_at_half) {
+        c.backlog_curve = compaction::backlog_controller::capped_at_half();
+    }
     return c;
 }
 
@@ -235,9 +239,10 @@ future<bool> sustained_load(const schema_ptr& s, const sustained_options& o, con
     table t(s, cfg);
     co_await t.start();
     uint64_t report_every = std::min<uint64_t>(100'000, std::max<uint64_t>(1, o.rows / 10));
-    fmt::print("\nsustained load (default STCS, background compaction manager{}): {} rows x {}-byte values, one "
+    fmt::print("\nsustained load (default STCS, background compaction manager{}{}): {} rows x {}-byte values, one "
                "partition each, a flush every {} rows\n",
-               o.one_per_table ? ", one compaction per table at a time" : "", o.rows, o.value_size, o.flush_every);
+               o.one_per_table ? ", one compaction per table at a time" : "",
+               o.cap_at_half ? ", shares capped at half the shard" : "", o.rows, o.value_size, o.flush_every);
     // Per line: the sstable count now and at most since the last line (after each flush), compactions completed,
     // the backlog controller's input (normalized backlog) and output (background shares), seconds since the start.
     fmt::print("{:>12} {:>10} {:>10} {:>12} {:>10} {:>8} {:>10}\n", "rows", "sstables", "max", "compactions",
@@ -339,6 +344,8 @@ int perf_compaction_main(int argc, char** argv) {
              &so.checks, uint64_t(1000));
     opts.add("wa-one-per-table", "the sustained load's table runs one compaction at a time (the baseline), not one "
              "per weight", &so.one_per_table);
+    opts.add("wa-cap-at-half", "the sustained load's compactions get at most the foreground's shares (ScyllaDB's cap, "
+             "the baseline), not up to four times them", &so.cap_at_half);
     opts.add("data-directory", "where the sstables go (a real disk: the figures include its fsyncs)", &data_dir,
              "/var/tmp/reef-perf");
     int exit_status = 0;

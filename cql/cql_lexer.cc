@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <charconv>
 
 namespace reef {
 
@@ -320,6 +321,22 @@ data_type parse_cql_type(cql_token_stream& ts, const user_type_resolver& resolve
             auto v = parse_cql_type(ts, resolve);
             ts.expect_symbol('>');
             return map_type(k, v, true);
+        }
+        if (name == "vector" && ts.peek_symbol('<')) {
+            // vector<T, N> (Cassandra 5.0): N a positive integer literal.
+            ts.expect_symbol('<');
+            auto element = parse_cql_type(ts, resolve);
+            ts.expect_symbol(',');
+            const cql_token n = ts.peek();
+            uint32_t dimension = 0;
+            auto [p, ec] = std::from_chars(n.text.data(), n.text.data() + n.text.size(), dimension);
+            if (n.kind != cql_token_kind::number || ec != std::errc() || p != n.text.data() + n.text.size() ||
+                dimension == 0) {
+                ts.fail(n, "a positive integer dimension (vectors may only have positive dimensions)");
+            }
+            ts.next();
+            ts.expect_symbol('>');
+            return vector_type(element, dimension);
         }
         if (name == "tuple") {
             ts.expect_symbol('<');

@@ -331,7 +331,7 @@ data_type parse_cql_type(cql_token_stream& ts, const user_type_resolver& resolve
             uint32_t dimension = 0;
             auto [p, ec] = std::from_chars(n.text.data(), n.text.data() + n.text.size(), dimension);
             if (n.kind != cql_token_kind::number || ec != std::errc() || p != n.text.data() + n.text.size() ||
-                dimension == 0) {
+                dimension == 0 || dimension > uint32_t(INT32_MAX)) {
                 ts.fail(n, "a positive integer dimension (vectors may only have positive dimensions)");
             }
             ts.next();

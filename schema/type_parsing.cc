@@ -150,7 +150,8 @@ struct class_name_parser : text_cursor<type_parse_error> {
             auto n = word();
             uint32_t dimension = 0;
             auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), dimension);
-            if (ec != std::errc() || p != n.data() + n.size() || dimension == 0) {
+            if (ec != std::errc() || p != n.data() + n.size() || dimension == 0 ||
+                dimension > uint32_t(INT32_MAX)) {
                 fail(fmt::format("a vector's dimension must be a positive integer, not '{}'", n));
             }
             expect(')');

@@ -456,8 +456,9 @@ std::optional<uint32_t> abstract_type::value_length_if_fixed() const {
     }
     if (_kind == type_kind::vector) {
         // VectorType: N times a fixed element length (so sstables write it without a length), else variable.
-        if (auto n = _params[0]->value_length_if_fixed()) {
-            return *n * vector_dimension();
+        auto n = _params[0]->value_length_if_fixed();
+        if (n && uint64_t(*n) * vector_dimension() <= UINT32_MAX) {
+            return uint32_t(*n * vector_dimension());
         }
     }
     return std::nullopt;

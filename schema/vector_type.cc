@@ -13,9 +13,9 @@ namespace reef {
 vector_type_impl::vector_type_impl(data_type element, uint32_t dimension)
     : abstract_type(type_kind::vector, false, std::vector<data_type>{element->freeze()})
     , _dimension(dimension) {
-    if (dimension == 0) {
-        // VectorType's constructor says it so (with its typo).
-        throw std::invalid_argument("vectors may only have positive dimentions; given 0");
+    if (dimension == 0 || dimension > uint32_t(INT32_MAX)) {
+        // VectorType's constructor says it so (with its typo); Java's int bounds the dimension.
+        throw std::invalid_argument(fmt::format("vectors may only have positive dimentions; given {}", int64_t(dimension)));
     }
 }
 
@@ -50,6 +50,11 @@ std::vector<bytes_view> split_vector(const abstract_type& vector, bytes_view v) 
     auto& et = *vector.element_type();
     uint32_t n = vector.vector_dimension();
     auto fixed = et.value_length_if_fixed();
+    // The size bounds N (exactly N fixed lengths, or at least a length byte per element), so the huge N of a bad
+    // class name fails here, before anything is allocated for it.
+    if (fixed ? uint64_t(*fixed) * n != v.size() : n > v.size()) {
+        throw marshal_exception(fmt::format("{} bytes cannot hold a {}", v.size(), vector.cql_name()));
+    }
     std::vector<bytes_view> out;
     out.reserve(n);
     size_t pos = 0;

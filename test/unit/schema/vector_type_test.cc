@@ -18,10 +18,6 @@ bytes float_bytes(float f) {
     return serialize_be<uint32_t>(std::bit_cast<uint32_t>(f));
 }
 
-bytes vec(const data_type& t, std::vector<bytes> elements) {
-    return serialize_vector(*t, elements);
-}
-
 std::mt19937_64& rng() {
     static std::mt19937_64 r([] {
         auto seed = std::random_device{}();
@@ -63,6 +59,12 @@ BOOST_AUTO_TEST_CASE(class_names_both_ways) {
     BOOST_CHECK_THROW(parse_class_name("VectorType(FloatType , 0)"), type_parse_error);
     BOOST_CHECK_THROW(parse_class_name("VectorType(FloatType , x)"), type_parse_error);
     BOOST_CHECK_THROW(parse_class_name("VectorType(FloatType)"), type_parse_error);
+    // Java's int bounds the dimension; a huge one (a corrupt header) is refused or costs nothing to refuse.
+    BOOST_CHECK_THROW(parse_class_name("VectorType(FloatType , 3000000000)"), type_parse_error);
+    auto huge = parse_class_name("VectorType(UUIDType , 2000000000)");
+    BOOST_CHECK(!huge->value_length_if_fixed());
+    BOOST_CHECK_THROW(huge->validate(bytes(32, 0)), marshal_exception);
+    BOOST_CHECK_THROW(parse_class_name("VectorType(UTF8Type , 2000000000)")->validate(bytes{1, 'a'}), marshal_exception);
 }
 
 BOOST_AUTO_TEST_CASE(cql_names_both_ways) {

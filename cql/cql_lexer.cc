@@ -1,6 +1,7 @@
 // The lexer follows the token rules of Cassandra's Lexer.g for the subset a schema needs.
 
 #include "cql/cql_lexer.hh"
+#include "cql/cql_error.hh"
 
 #include <fmt/format.h>
 
@@ -328,15 +329,20 @@ data_type parse_cql_type(cql_token_stream& ts, const user_type_resolver& resolve
             auto element = parse_cql_type(ts, resolve);
             ts.expect_symbol(',');
             const cql_token n = ts.peek();
-            uint32_t dimension = 0;
+            int64_t dimension = 0;
             auto [p, ec] = std::from_chars(n.text.data(), n.text.data() + n.text.size(), dimension);
             if (n.kind != cql_token_kind::number || ec != std::errc() || p != n.text.data() + n.text.size() ||
-                dimension == 0 || dimension > uint32_t(INT32_MAX)) {
-                ts.fail(n, "a positive integer dimension (vectors may only have positive dimensions)");
+                dimension > INT32_MAX) {
+                ts.fail(n, "an integer dimension");
+            }
+            if (dimension <= 0) {
+                // An INTEGER to Cassandra's grammar; VectorType refuses it as invalid (typo included).
+                throw cql::invalid_request(
+                    fmt::format("vectors may only have positive dimentions; given {}", dimension));
             }
             ts.next();
             ts.expect_symbol('>');
-            return vector_type(element, dimension);
+            return vector_type(element, uint32_t(dimension));
         }
         if (name == "tuple") {
             ts.expect_symbol('<');
@@ -384,6 +390,8 @@ data_type parse_cql_type(std::string_view s, const user_type_resolver& resolve) 
         }
         return t;
     } catch (const cql_parse_error& e) {
+        throw type_parse_error(e.what());
+    } catch (const cql::cql_error& e) {
         throw type_parse_error(e.what());
     }
 }

@@ -79,6 +79,8 @@ BOOST_AUTO_TEST_CASE(cql_names_both_ways) {
     for (auto bad : {"vector<float, 0>", "vector<float, -1>", "vector<float, 1.5>", "vector<float>", "vector<float, x>"}) {
         BOOST_CHECK_THROW(parse_cql_type(bad), type_parse_error);
     }
+    // Cassandra's INTEGER, refused by VectorType (an invalid request on the server's path).
+    check_throws_with([] { parse_cql_type("vector<float, -3>"); }, "vectors may only have positive dimentions; given -3");
     BOOST_CHECK_THROW(vector_type(float_type(), 0), std::invalid_argument);
 }
 

@@ -1,10 +1,12 @@
 // The lexer follows the token rules of Cassandra's Lexer.g for the subset a schema needs.
 
 #include "cql/cql_lexer.hh"
+#include "cql/cql_error.hh"
 
 #include <fmt/format.h>
 
 #include <cctype>
+#include <charconv>
 
 namespace reef {
 
@@ -321,6 +323,27 @@ data_type parse_cql_type(cql_token_stream& ts, const user_type_resolver& resolve
             ts.expect_symbol('>');
             return map_type(k, v, true);
         }
+        if (name == "vector" && ts.peek_symbol('<')) {
+            // vector<T, N> (Cassandra 5.0): N a positive integer literal.
+            ts.expect_symbol('<');
+            auto element = parse_cql_type(ts, resolve);
+            ts.expect_symbol(',');
+            const cql_token n = ts.peek();
+            int64_t dimension = 0;
+            auto [p, ec] = std::from_chars(n.text.data(), n.text.data() + n.text.size(), dimension);
+            if (n.kind != cql_token_kind::number || ec != std::errc() || p != n.text.data() + n.text.size() ||
+                dimension > INT32_MAX) {
+                ts.fail(n, "an integer dimension");
+            }
+            if (dimension <= 0) {
+                // An INTEGER to Cassandra's grammar; VectorType refuses it as invalid (typo included).
+                throw cql::invalid_request(
+                    fmt::format("vectors may only have positive dimentions; given {}", dimension));
+            }
+            ts.next();
+            ts.expect_symbol('>');
+            return vector_type(element, uint32_t(dimension));
+        }
         if (name == "tuple") {
             ts.expect_symbol('<');
             std::vector<data_type> fields;
@@ -367,6 +390,8 @@ data_type parse_cql_type(std::string_view s, const user_type_resolver& resolve) 
         }
         return t;
     } catch (const cql_parse_error& e) {
+        throw type_parse_error(e.what());
+    } catch (const cql::cql_error& e) {
         throw type_parse_error(e.what());
     }
 }

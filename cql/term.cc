@@ -278,6 +278,9 @@ public:
     explicit list_literal(std::vector<raw_term_ptr> e) : _elements(std::move(e)) {}
     term_ptr prepare(const column_spec& receiver, bind_specs& specs) const override {
         const auto& t = base_type(receiver.type);
+        if (t->kind() == type_kind::vector) {
+            return prepare_vector(receiver, t, specs);
+        }
         if (t->kind() != type_kind::list) {
             throw invalid_request(fmt::format("Unexpected receiver type '{}'; only list and vector are expected",
                                               receiver_type_name(receiver.type)));
@@ -296,6 +299,38 @@ public:
         }));
     }
     std::string to_string() const override { return "[" + join_terms(_elements) + "]"; }
+
+private:
+    // Vectors.Literal: exactly N elements, none null (nor unset) once bound.
+    term_ptr prepare_vector(const column_spec& receiver, const data_type& t, bind_specs& specs) const {
+        if (_elements.size() != t->vector_dimension()) {
+            throw invalid_request(fmt::format("Invalid vector literal for {} of type {}; expected {} elements, but "
+                                              "given {}",
+                                              receiver.name, receiver_type_name(receiver.type), t->vector_dimension(),
+                                              _elements.size()));
+        }
+        auto elem = element_receiver(receiver);
+        std::vector<term_ptr> parts;
+        for (auto& e : _elements) {
+            parts.push_back(e->prepare(elem, specs));
+        }
+        data_type type = t;
+        return maybe_fold(std::make_shared<composite_term>(std::move(parts), [type](std::vector<raw_value>& vs) {
+            std::vector<bytes> elements;
+            for (auto& v : vs) {
+                // An empty fixed-length element is a null one (AbstractType.isNull).
+                if (!v.is_value() || (v.data.empty() && type->element_type()->value_length_if_fixed())) {
+                    throw invalid_request("null is not supported inside vectors");
+                }
+                elements.push_back(std::move(v.data));
+            }
+            try {
+                return raw_value::of(serialize_vector(*type, elements));
+            } catch (const marshal_exception& e) {
+                throw invalid_request(e.what());
+            }
+        }));
+    }
 };
 
 // {a, b}, or {} which is also an empty map.
@@ -791,6 +826,13 @@ bytes canonical_impl(const abstract_type& t, bytes_view v) {
                            elements.end());
         }
         return serialize_collection(elements);
+    }
+    case type_kind::vector: {
+        std::vector<bytes> elements;
+        for (auto e : split_vector(t, v)) {
+            elements.push_back(canonical(*t.element_type(), e));
+        }
+        return serialize_vector(t, elements);
     }
     case type_kind::map: {
         std::vector<std::pair<bytes, bytes>> entries;

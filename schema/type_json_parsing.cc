@@ -139,6 +139,22 @@ bytes abstract_type::from_json(const json_value& v) const {
         }
         return serialize_collection(elements);
     }
+    case type_kind::vector: {
+        // VectorType.fromJSONObject: an array of exactly N non-null elements.
+        require(v.is_array(), "an array");
+        if (v.items.size() != vector_dimension()) {
+            bad_json(*this, v, fmt::format("List had incorrect size: expected {} but given {}", vector_dimension(),
+                                           v.items.size()));
+        }
+        std::vector<bytes> elements;
+        for (auto& e : v.items) {
+            if (e.is_null()) {
+                bad_json(*this, v, "Invalid null element in list");
+            }
+            elements.push_back(element_type()->from_json(e));
+        }
+        return serialize_vector(*this, elements);
+    }
     case type_kind::map: {
         require(v.is_object(), "an object");
         std::vector<std::pair<bytes, bytes>> entries;

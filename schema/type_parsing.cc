@@ -142,6 +142,21 @@ struct class_name_parser : text_cursor<type_parse_error> {
         if (name == "CompositeType") {
             return composite_type(type_list());
         }
+        if (name == "VectorType") {
+            // TypeParser.getVectorParameters: "(element , dimension)", the element frozen.
+            expect('(');
+            auto element = parse(true);
+            expect(',');
+            auto n = word();
+            uint32_t dimension = 0;
+            auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), dimension);
+            if (ec != std::errc() || p != n.data() + n.size() || dimension == 0 ||
+                dimension > uint32_t(INT32_MAX)) {
+                fail(fmt::format("a vector's dimension must be a positive integer, not '{}'", n));
+            }
+            expect(')');
+            return vector_type(element, dimension);
+        }
         if (name == "UserType") {
             expect('(');
             std::string keyspace(word());
@@ -350,6 +365,25 @@ struct literal_parser : text_cursor<marshal_exception> {
             }
             return serialize_map(unique);
         }
+        case type_kind::vector: {
+            // A list literal of exactly N non-null elements (Vectors.Literal).
+            expect('[');
+            std::vector<bytes> elements;
+            if (!eat(']')) {
+                do {
+                    if (at_null()) {
+                        fail("null is not supported inside vectors");
+                    }
+                    elements.push_back(value(*t.element_type()));
+                } while (eat(','));
+                expect(']');
+            }
+            if (elements.size() != t.vector_dimension()) {
+                fail(fmt::format("expected {} elements for {}, but given {}", t.vector_dimension(), t.cql_name(),
+                                 elements.size()));
+            }
+            return serialize_vector(t, elements);
+        }
         case type_kind::tuple: {
             expect('(');
             std::vector<std::optional<bytes>> fields;
@@ -534,8 +568,9 @@ bytes abstract_type::from_string(std::string_view s) const {
         }
         case type_kind::list:
         case type_kind::set:
-        case type_kind::map: {
-            // CollectionType.fromString: hex, as getString prints it.
+        case type_kind::map:
+        case type_kind::vector: {
+            // CollectionType.fromString and VectorType.fromString: hex, as getString prints it.
             auto b = hex_decode(s);
             validate(b);
             return b;

@@ -135,9 +135,11 @@ std::string abstract_type::to_json_string(bytes_view v) const {
         return std::isfinite(f) ? java_float_to_string(f) : "null";
     }
     case type_kind::list:
-    case type_kind::set: {
+    case type_kind::set:
+    case type_kind::vector: {
+        // VectorType.toJSONString prints a vector as a list of its elements.
         std::string s = "[";
-        auto elements = split_collection(v);
+        auto elements = _kind == type_kind::vector ? split_vector(*this, v) : split_collection(v);
         for (size_t i = 0; i < elements.size(); ++i) {
             s += (i ? ", " : "") + element_type()->to_json_string(elements[i]);
         }
@@ -218,7 +220,8 @@ std::string abstract_type::to_string(bytes_view v) const {
     case type_kind::list:
     case type_kind::set:
     case type_kind::map:
-        // CollectionType.getString is BytesType's: hex.
+    case type_kind::vector:
+        // CollectionType.getString and VectorType.getString are BytesType's: hex.
         return hex_encode(v);
     case type_kind::tuple:
     case type_kind::user: {
@@ -286,10 +289,11 @@ std::string abstract_type::to_cql_literal(bytes_view v) const {
         return s.empty() ? "0s" : s;
     }
     case type_kind::list:
-    case type_kind::set: {
-        bool list = _kind == type_kind::list;
+    case type_kind::set:
+    case type_kind::vector: {
+        bool list = _kind != type_kind::set;
         std::string s = list ? "[" : "{";
-        auto elements = split_collection(v);
+        auto elements = _kind == type_kind::vector ? split_vector(*this, v) : split_collection(v);
         for (size_t i = 0; i < elements.size(); ++i) {
             s += (i ? ", " : "") + element_type()->to_cql_literal(elements[i]);
         }

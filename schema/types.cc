@@ -195,6 +195,18 @@ int compare_tuples(const abstract_type& t, bytes_view a, bytes_view b) {
     return xr ? -1 : 1;
 }
 
+// VectorType's serializers' compareCustom: element by element (a vector's count is its type's).
+int compare_vectors(const abstract_type& t, bytes_view a, bytes_view b) {
+    auto x = split_vector(t, a), y = split_vector(t, b);
+    for (size_t i = 0; i < x.size(); ++i) {
+        int c = t.element_type()->compare(x[i], y[i]);
+        if (c != 0) {
+            return c;
+        }
+    }
+    return 0;
+}
+
 // AbstractCompositeType.compareCustom: components in turn, then their end-of-component bytes.
 int compare_composites(const abstract_type& t, bytes_view a, bytes_view b) {
     size_t i = 0, pa = 0, pb = 0;
@@ -278,10 +290,17 @@ bool abstract_type::is_collection() const {
 }
 
 const data_type& abstract_type::element_type() const {
-    if (_kind != type_kind::list && _kind != type_kind::set) {
-        throw std::logic_error("element_type() of a type that is not a list or set");
+    if (_kind != type_kind::list && _kind != type_kind::set && _kind != type_kind::vector) {
+        throw std::logic_error("element_type() of a type that is not a list, set or vector");
     }
     return _params[0];
+}
+
+uint32_t abstract_type::vector_dimension() const {
+    if (_kind != type_kind::vector) {
+        throw std::logic_error("vector_dimension() of a type that is not a vector");
+    }
+    return static_cast<const vector_type_impl&>(*this).dimension();
 }
 
 const data_type& abstract_type::key_type() const {
@@ -383,6 +402,10 @@ std::string abstract_type::class_name(bool ignore_freezing) const {
     }
     case type_kind::reversed:
         return prefix + "ReversedType(" + _params[0]->class_name(ignore_freezing) + ")";
+    case type_kind::vector:
+        // VectorType.toString: never FrozenType-wrapped, and " , " before the dimension (TypeParser's spelling).
+        return prefix + "VectorType(" + _params[0]->class_name(ignore_freezing) + " , " +
+               std::to_string(vector_dimension()) + ")";
     case type_kind::composite:
         return prefix + "CompositeType" + params(false);
     default:
@@ -411,6 +434,8 @@ std::string abstract_type::cql_name() const {
         return frozen(s + ">");
     }
     case type_kind::reversed: return _params[0]->cql_name();
+    // CQL3Type.Vector: never frozen<>, though a vector is one value.
+    case type_kind::vector: return "vector<" + _params[0]->cql_name() + ", " + std::to_string(vector_dimension()) + ">";
     default: return "'" + class_name() + "'";
     }
 }
@@ -428,6 +453,13 @@ std::optional<uint32_t> abstract_type::value_length_if_fixed() const {
     }
     if (_kind == type_kind::reversed) {
         return _params[0]->value_length_if_fixed();
+    }
+    if (_kind == type_kind::vector) {
+        // VectorType: N times a fixed element length (so sstables write it without a length), else variable.
+        auto n = _params[0]->value_length_if_fixed();
+        if (n && uint64_t(*n) * vector_dimension() <= UINT32_MAX) {
+            return uint32_t(*n * vector_dimension());
+        }
     }
     return std::nullopt;
 }
@@ -480,6 +512,8 @@ int abstract_type::compare(bytes_view a, bytes_view b) const {
         return compare_tuples(*this, a, b);
     case type_kind::composite:
         return compare_composites(*this, a, b);
+    case type_kind::vector:
+        return compare_vectors(*this, a, b);
     default:
         // ascii, text, blob, inet, date (stored with a 2^31 offset so that unsigned order is date order),
         // time, duration, empty: Cassandra's BYTE_ORDER comparison.
@@ -588,6 +622,11 @@ void abstract_type::validate(bytes_view v) const {
         }
         return;
     }
+    case type_kind::vector:
+        if (!v.empty()) {
+            split_vector(*this, v);
+        }
+        return;
     case type_kind::reversed:
         return _params[0]->validate(v);
     default:

@@ -37,6 +37,8 @@ enum class type_kind : uint8_t {
     // Cassandra's EmptyType: the clustering "type" of tables without clustering columns in old formats.
     empty,
     list, set, map, tuple, user,
+    // Cassandra 5.0's vector<T, N>: N non-null elements as one value.
+    vector,
     // DESC clustering order.
     reversed,
     // A composite partition key as written in the serialization header.
@@ -51,7 +53,7 @@ protected:
     type_kind _kind;
     // A non-frozen collection or UDT, whose elements live in cells of their own.
     bool _multi_cell = false;
-    // list/set: {element}; map: {key, value}; tuple/user/composite: fields; reversed: {base}.
+    // list/set/vector: {element}; map: {key, value}; tuple/user/composite: fields; reversed: {base}.
     std::vector<data_type> _params;
 public:
     abstract_type(type_kind kind, bool multi_cell, std::vector<data_type> params)
@@ -67,9 +69,12 @@ public:
     bool is_user_type() const { return _kind == type_kind::user; }
     bool is_counter() const { return _kind == type_kind::counter; }
     bool is_composite() const { return _kind == type_kind::composite; }
+    bool is_vector() const { return _kind == type_kind::vector; }
 
-    // The element type of a list or set.
+    // The element type of a list, set or vector.
     const data_type& element_type() const;
+    // A vector's N.
+    uint32_t vector_dimension() const;
     const data_type& key_type() const;
     const data_type& value_type() const;
     // The base type of reversed(T).
@@ -146,6 +151,14 @@ public:
     friend data_type user_type(std::string, std::string, std::vector<std::string>, std::vector<data_type>, bool);
 };
 
+// vector<T, N>: a frozen T, N > 0 (Cassandra's VectorType).
+class vector_type_impl final : public abstract_type {
+    uint32_t _dimension;
+public:
+    vector_type_impl(data_type element, uint32_t dimension);
+    uint32_t dimension() const { return _dimension; }
+};
+
 // The native types (one shared instance each).
 data_type ascii_type();
 data_type bigint_type();
@@ -176,6 +189,8 @@ data_type map_type(data_type key, data_type value, bool multi_cell);
 data_type tuple_type(std::vector<data_type> fields);
 data_type user_type(std::string keyspace, std::string name, std::vector<std::string> field_names,
                     std::vector<data_type> field_types, bool multi_cell);
+// Throws std::invalid_argument for dimension 0.
+data_type vector_type(data_type element, uint32_t dimension);
 data_type reversed_type(data_type base);
 data_type composite_type(std::vector<data_type> components);
 
@@ -207,5 +222,9 @@ std::vector<bytes_view> split_collection(bytes_view v);
 std::vector<std::pair<bytes_view, bytes_view>> split_map(bytes_view v);
 std::vector<std::optional<bytes_view>> split_tuple(bytes_view v);
 std::vector<bytes_view> split_composite(bytes_view v);
+// A vector (VectorType's serializers): the N elements back to back when the element type has a fixed length, else
+// each as an unsigned vint length + bytes. split_vector validates each element and the count.
+bytes serialize_vector(const abstract_type& vector, const std::vector<bytes>& elements);
+std::vector<bytes_view> split_vector(const abstract_type& vector, bytes_view v);
 
 } // namespace reef

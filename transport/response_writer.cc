@@ -125,6 +125,8 @@ void response_writer::write_type_option(const data_type& type) {
             write_type_option(f);
         }
         return;
+    // v4 has no vector id: a custom type, VectorType's class name, which drivers parse (v5 spec, "vector").
+    case type_kind::vector:
     case type_kind::reversed:
     case type_kind::composite:
         return custom(t->class_name());

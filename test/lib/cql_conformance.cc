@@ -347,6 +347,20 @@ std::string canonical_value(const data_type& type, const std::optional<bytes>& v
         }
         return s + "]";
     }
+    case type_kind::vector: {
+        // The runner's decoding: a list of the elements.
+        std::string s = "[";
+        std::vector<bytes_view> elements;
+        try {
+            elements = split_vector(*t, *v);
+        } catch (const marshal_exception&) {
+            return "{\"undecodable\": " + json_string(hex(*v)) + "}";
+        }
+        for (size_t i = 0; i < elements.size(); ++i) {
+            s += (i ? "," : "") + canonical_value(t->element_type(), bytes(elements[i].begin(), elements[i].end()));
+        }
+        return s + "]";
+    }
     case type_kind::map: {
         std::string s = "[";
         bool first = true;

@@ -97,9 +97,6 @@ std::string expected_outcome(const utils::json_value& st) {
 // The DDL statements of the corpus this processor answers unlike Cassandra, with the reason; the test fails when
 // one of them starts to agree (the list stays true).
 const std::map<std::string, std::string> known_differences = {
-    {"schema_columns_types/1", "the vector<T, N> type is not parsed (no vector type in schema/)"},
-    {"types_all_columns_metadata/1", "the vector<T, N> type is not parsed (no vector type in schema/)"},
-    {"types_vector/0", "the vector<T, N> type is not parsed (no vector type in schema/)"},
 };
 
 } // namespace

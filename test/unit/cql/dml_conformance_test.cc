@@ -249,9 +249,11 @@ std::string canon_value(const abstract_type& t0, const std::optional<bytes>& v) 
         return jq(fmt::format("{}mo{}d{}ns", d.months, d.days, d.nanoseconds));
     }
     case type_kind::list:
-    case type_kind::set: {
+    case type_kind::set:
+    case type_kind::vector: {
+        // The runner decodes a vector as a list of its elements.
         std::string s = "[";
-        auto es = split_collection(*v);
+        auto es = k == type_kind::vector ? split_vector(t, *v) : split_collection(*v);
         for (size_t i = 0; i < es.size(); ++i) {
             s += (i ? "," : "") + canon_value(*t.element_type(), bytes(es[i].begin(), es[i].end()));
         }

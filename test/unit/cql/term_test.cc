@@ -122,6 +122,13 @@ bytes random_value(const abstract_type& t, std::mt19937_64& rng, int depth = 0) 
         }
         return serialize_map(e);
     }
+    case type_kind::vector: {
+        std::vector<bytes> e;
+        for (uint32_t i = 0; i < t.vector_dimension(); ++i) {
+            e.push_back(random_value(*t.element_type(), rng, depth + 1));
+        }
+        return serialize_vector(t, e);
+    }
     case type_kind::tuple: {
         std::vector<std::optional<bytes>> f;
         for (auto& ft : t.field_types()) {
@@ -145,6 +152,8 @@ std::vector<data_type> test_types() {
         duration_type(), list_type(int32_type(), true), set_type(text_type(), true), map_type(int32_type(), text_type(), true),
         list_type(frozen_set, false), map_type(text_type(), list_type(int32_type(), false), true),
         tuple_type({int32_type(), text_type(), list_type(bigint_type(), false)}),
+        vector_type(float_type(), 3), vector_type(text_type(), 2), vector_type(frozen_set, 2),
+        vector_type(vector_type(bigint_type(), 2), 2),
     };
 }
 
@@ -278,6 +287,52 @@ BOOST_AUTO_TEST_CASE(markers_report_their_specs_and_bind_values) {
     BOOST_TEST((pos.values[0].data == serialize_be<int32_t>(1)));
     query_options short_opts;
     BOOST_CHECK_THROW(positional_options(vars, short_opts), cql_error);
+}
+
+// Vectors.Literal: the count checked at prepare, null and unset elements refused at bind, markers inside.
+BOOST_AUTO_TEST_CASE(vector_literals) {
+    auto vf = col("vf", vector_type(float_type(), 3));
+    BOOST_TEST(vf.type->to_cql_literal(bind_text("[1.0, -2.5, 3.25]", vf).data) == "[1.0, -2.5, 3.25]");
+    BOOST_TEST(vf.type->to_cql_literal(bind_text("[0, 0, 0]", vf).data) == "[0.0, 0.0, 0.0]");
+    BOOST_TEST(error_of("[1.0, 2.0]", vf) ==
+               "Invalid vector literal for vf of type vector<float, 3>; expected 3 elements, but given 2");
+    BOOST_TEST(error_of("[]", vf) ==
+               "Invalid vector literal for vf of type vector<float, 3>; expected 3 elements, but given 0");
+    BOOST_TEST(error_of("[1.0, null, 2.0]", vf) == "null is not supported inside vectors");
+    BOOST_TEST(error_of("{1.0, 2.0, 3.0}", vf) == "Invalid set literal for vf of type vector<float, 3>");
+    BOOST_TEST(error_of("[1.0, 'x', 2.0]", vf) == "Invalid STRING constant (x) for \"value(vf)\" of type float");
+
+    auto p = parse("[?, :b, 3]");
+    bind_specs specs(p.ctx);
+    auto t = p.raw->prepare(vf, specs);
+    auto s = specs.specs();
+    BOOST_TEST(s[0].name == "value(vf)");
+    BOOST_TEST(s[1].name == "b");
+    BOOST_TEST(s[0].type->cql_name() == "float");
+    query_options opts;
+    auto f = [](float x) { return raw_value::of(serialize_be<uint32_t>(std::bit_cast<uint32_t>(x))); };
+    opts.values = {f(1.5), f(-2)};
+    BOOST_TEST(vf.type->to_cql_literal(t->bind(opts).data) == "[1.5, -2.0, 3.0]");
+    for (auto bad : {raw_value::null_value(), raw_value::unset_value(), raw_value::of(bytes{})}) {
+        opts.values[1] = bad;
+        try {
+            t->bind(opts);
+            BOOST_FAIL("a null element accepted");
+        } catch (const cql_error& e) {
+            BOOST_TEST(std::string(e.what()) == "null is not supported inside vectors");
+        }
+    }
+    // A whole vector bound as bytes: validated, with an invalid error for a bad one.
+    query_options whole;
+    whole.values = {raw_value::of(bytes(12, 0))};
+    BOOST_TEST(bind_text("?", vf, whole).data == bytes(12, 0));
+    whole.values = {raw_value::of(bytes(8, 0))};
+    try {
+        bind_text("?", vf, whole);
+        BOOST_FAIL("a vector of 2 floats accepted for vector<float, 3>");
+    } catch (const cql_error& e) {
+        BOOST_TEST(int(e.code()) == int(error_code::invalid));
+    }
 }
 
 BOOST_AUTO_TEST_CASE(functions) {

@@ -106,10 +106,9 @@ def copy_peer(dest):
                 os.chmod(p, os.stat(p).st_mode | 0o200)
 
 
-def peer_run_setup(tables_env, default_tables):
-    """What every driver of a fresh `peer gen` batch starts with: skips (unavailable) without the peer tool, Java
-    or Maven; fails when this mode's reef is not built. Returns (mode, reef, seed, tables): the seed is fresh each
-    run unless REEF_PEER_SEED repeats one; the table count comes from the environment variable tables_env."""
+def peer_prerequisites():
+    """What every driver of the peer tool starts with: skips (unavailable) without the peer tool, Java or Maven;
+    fails when this mode's reef is not built. Returns (mode, reef)."""
     if not os.path.isdir(PEER_SRC):
         unavailable(f'the peer tool ({PEER_SRC}) is absent')
     for prog in ('java', 'mvn'):
@@ -121,6 +120,13 @@ def peer_run_setup(tables_env, default_tables):
     if not os.access(reef, os.X_OK):
         say(f'FAIL: {reef} is not built')
         sys.exit(1)
+    return mode, reef
+
+
+def peer_run_setup(tables_env, default_tables):
+    """peer_prerequisites for a fresh `peer gen` batch. Returns (mode, reef, seed, tables): the seed is fresh each
+    run unless REEF_PEER_SEED repeats one; the table count comes from the environment variable tables_env."""
+    mode, reef = peer_prerequisites()
     seed = int(os.environ.get('REEF_PEER_SEED') or random.SystemRandom().randrange(1, 2**31))
     return mode, reef, seed, int(os.environ.get(tables_env, str(default_tables)))
 

@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_gen_diff import (ROOT, PEER_SRC, say, unavailable, parse_documents, show, first_difference,  # noqa: E402
+from peer_gen_diff import (ROOT, say, peer_prerequisites, parse_documents, show, first_difference,  # noqa: E402
                            copy_peer)
 
 NOW = 1700000000
@@ -79,17 +79,7 @@ def peer_dump(peer, path):
 
 
 def main():
-    if not os.path.isdir(PEER_SRC):
-        unavailable(f'the peer tool ({PEER_SRC}) is absent')
-    for prog in ('java', 'mvn'):
-        if shutil.which(prog) is None:
-            unavailable(f'{prog} is not installed (./install-dependencies.sh installs Java 17 and Maven)')
-    mode = os.environ.get('REEF_TEST_MODE', 'dev')
-    build = os.environ.get('REEF_BUILD_DIR', os.path.join(ROOT, 'build', mode))
-    reef = os.path.join(build, 'reef')
-    if not os.access(reef, os.X_OK):
-        say(f'FAIL: {reef} is not built')
-        return 1
+    mode, reef = peer_prerequisites()
     work = os.path.join(ROOT, 'testlog', mode, 'interop', 'vector_roundtrip')
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)

@@ -249,6 +249,17 @@ term_ptr maybe_fold(std::shared_ptr<const composite_term> t) {
     return t;
 }
 
+// A list's, set's or vector's elements, each prepared for the collection's element receiver.
+std::vector<term_ptr> prepare_elements(const std::vector<raw_term_ptr>& elements, const column_spec& collection,
+                                       bind_specs& specs) {
+    auto elem = element_receiver(collection);
+    std::vector<term_ptr> parts;
+    for (auto& e : elements) {
+        parts.push_back(e->prepare(elem, specs));
+    }
+    return parts;
+}
+
 // Collection elements: neither null nor, when any is unset, anything (the whole value is unset).
 bool collect_elements(std::vector<raw_value>& values, std::vector<bytes>& out) {
     for (auto& v : values) {
@@ -285,11 +296,7 @@ public:
             throw invalid_request(fmt::format("Unexpected receiver type '{}'; only list and vector are expected",
                                               receiver_type_name(receiver.type)));
         }
-        auto elem = element_receiver(receiver);
-        std::vector<term_ptr> parts;
-        for (auto& e : _elements) {
-            parts.push_back(e->prepare(elem, specs));
-        }
+        auto parts = prepare_elements(_elements, receiver, specs);
         return maybe_fold(std::make_shared<composite_term>(std::move(parts), [](std::vector<raw_value>& vs) {
             std::vector<bytes> elements;
             if (!collect_elements(vs, elements)) {
@@ -309,11 +316,7 @@ private:
                                               receiver.name, receiver_type_name(receiver.type), t->vector_dimension(),
                                               _elements.size()));
         }
-        auto elem = element_receiver(receiver);
-        std::vector<term_ptr> parts;
-        for (auto& e : _elements) {
-            parts.push_back(e->prepare(elem, specs));
-        }
+        auto parts = prepare_elements(_elements, receiver, specs);
         data_type type = t;
         return maybe_fold(std::make_shared<composite_term>(std::move(parts), [type](std::vector<raw_value>& vs) {
             std::vector<bytes> elements;
@@ -348,11 +351,7 @@ public:
             throw invalid_request(fmt::format("Invalid set literal for {} of type {}", receiver.name,
                                               receiver_type_name(receiver.type)));
         }
-        auto elem = element_receiver(receiver);
-        std::vector<term_ptr> parts;
-        for (auto& e : _elements) {
-            parts.push_back(e->prepare(elem, specs));
-        }
+        auto parts = prepare_elements(_elements, receiver, specs);
         data_type type = t;
         return maybe_fold(std::make_shared<composite_term>(std::move(parts), [type](std::vector<raw_value>& vs) {
             std::vector<bytes> elements;

@@ -2,6 +2,7 @@
 // comparisons against the order of the native values (randomized) and against Cassandra's special cases.
 #include "schema/types.hh"
 #include "schema/value_format.hh"
+#include "test/lib/test_rng.hh"
 
 #include <boost/test/unit_test.hpp>
 
@@ -33,15 +34,6 @@ std::string cls(std::string_view s) {
 
 int sign(int x) {
     return (x > 0) - (x < 0);
-}
-
-std::mt19937_64& rng() {
-    static std::mt19937_64 r([] {
-        auto seed = std::random_device{}();
-        BOOST_TEST_MESSAGE("seed " << seed);
-        return seed;
-    }());
-    return r;
 }
 
 // Checks that t orders the serialized forms of values as less orders the values.
@@ -205,7 +197,7 @@ BOOST_AUTO_TEST_CASE(validation) {
 }
 
 BOOST_AUTO_TEST_CASE(randomized_integer_order) {
-    auto& r = rng();
+    auto& r = testing::test_rng();
     auto ints = [&](auto lo, auto hi) {
         using T = decltype(lo);
         std::vector<T> v = {lo, hi, T(0), T(1)};
@@ -231,7 +223,7 @@ BOOST_AUTO_TEST_CASE(randomized_integer_order) {
 }
 
 BOOST_AUTO_TEST_CASE(randomized_varint_and_decimal_order) {
-    auto& r = rng();
+    auto& r = testing::test_rng();
     // Values as long double cover the magnitudes checked; serialized through their decimal text, including
     // non-minimal encodings (extra sign bytes) that Cassandra also accepts.
     std::vector<int64_t> ints = {0, 1, -1, 127, 128, -128, -129, 255, 256, -256, -257, INT64_MAX, INT64_MIN};
@@ -331,7 +323,7 @@ BOOST_AUTO_TEST_CASE(randomized_varint_and_decimal_order) {
 }
 
 BOOST_AUTO_TEST_CASE(randomized_floating_order) {
-    auto& r = rng();
+    auto& r = testing::test_rng();
     std::vector<double> d = {0.0, -0.0, 1.0, -1.0, std::numeric_limits<double>::infinity(),
                              -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(),
                              std::numeric_limits<double>::max(), std::numeric_limits<double>::denorm_min(), 1e-300};
@@ -361,7 +353,7 @@ BOOST_AUTO_TEST_CASE(randomized_floating_order) {
 }
 
 BOOST_AUTO_TEST_CASE(randomized_byte_order_types) {
-    auto& r = rng();
+    auto& r = testing::test_rng();
     std::vector<std::string> s = {"", "a", "b", "ab", "zzz", "\x7f", "A", "~~~"};
     std::vector<std::string> u = {"é", "日本語", "😀", "ß"};
     std::uniform_int_distribution<int> len(0, 6), ch(0, 255), ach(0, 127);
@@ -474,7 +466,7 @@ BOOST_AUTO_TEST_CASE(randomized_malformed_values) {
     types.push_back(udt->freeze());
     types.push_back(composite_type({int32_type(), text_type()}));
     types.push_back(reversed_type(varint_type()));
-    auto& r = rng();
+    auto& r = testing::test_rng();
     std::uniform_int_distribution<int> len(0, 24), byte(0, 255), small(0, 3);
     size_t valid = 0;
     for (int i = 0; i < 20000; ++i) {

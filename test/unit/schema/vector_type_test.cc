@@ -1,6 +1,7 @@
 // Tests of vector<T, N> (Cassandra 5.0's VectorType): class names and CQL spellings both ways, the two serialized
 // forms, fixed lengths, printing as Cassandra's marshal class does, literal errors, and a randomized round trip.
 #include "schema/types.hh"
+#include "test/lib/test_rng.hh"
 #include "utils/json_reader.hh"
 
 #include <boost/test/unit_test.hpp>
@@ -16,15 +17,6 @@ const std::string m = "org.apache.cassandra.db.marshal.";
 
 bytes float_bytes(float f) {
     return serialize_be<uint32_t>(std::bit_cast<uint32_t>(f));
-}
-
-std::mt19937_64& rng() {
-    static std::mt19937_64 r([] {
-        auto seed = std::random_device{}();
-        BOOST_TEST_MESSAGE("seed " << seed);
-        return seed;
-    }());
-    return r;
 }
 
 template <typename F>
@@ -176,7 +168,7 @@ BOOST_AUTO_TEST_CASE(comparison_by_elements) {
 // Random vectors of a fixed- and a variable-length element type through every form and back, and their order
 // against the lexicographic order of their elements.
 BOOST_AUTO_TEST_CASE(randomized_round_trip) {
-    auto& r = rng();
+    auto& r = testing::test_rng();
     for (auto& t : {vector_type(float_type(), 1 + r() % 6), vector_type(bigint_type(), 1 + r() % 6),
                     vector_type(text_type(), 1 + r() % 6), vector_type(smallint_type(), 1 + r() % 6)}) {
         auto& et = *t->element_type();

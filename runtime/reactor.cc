@@ -96,11 +96,10 @@ thread_local unsigned background_shares_set = 0;
 thread_local unsigned background_shares_default = 125;
 // The background class's credit: the thread's CPU time outside its rounds adds shares / 1000 of itself (up to twice
 // what a task quota earns, and two quotas at least), a round run while the foreground had work ready lasts the credit
-// and takes its CPU time off. A round may outrun its quota (a
-// task runs to its next suspension): the debt is paid back, so that the shares hold whatever the length of the
-// steps; a round cut short (its tasks wait for I/O) keeps the rest, so that the class resumes at once when its I/O
-// completes. CPU time, not wall time: a thread the kernel deschedules (a loaded machine) would otherwise charge
-// the wait to whichever class was running.
+// and takes its CPU time off. A round may outrun its credit (a task runs to its next suspension): the debt is paid
+// back, so that the shares hold whatever the length of the steps; a round cut short (its tasks wait for I/O) keeps
+// the rest, so that the class resumes at once when its I/O completes. CPU time, not wall time: a thread the kernel
+// deschedules (a loaded machine) would otherwise charge the wait to whichever class was running.
 thread_local steady_clock_type::duration background_credit{};
 thread_local steady_clock_type::duration credit_cpu_at{};
 
@@ -140,7 +139,7 @@ void reactor::run_background_tasks() {
     }
     auto now = steady_clock_type::now();
     _preempt_at = now + (contended ? std::max(quota, background_credit) : quota);
-    // The whole quota, or until no background task is ready: one that yields again (background_yield) runs again
+    // The whole round, or until no background task is ready: one that yields again (background_yield) runs again
     // in this round, so that the class gets its share of the time and not one step per round.
     internal::in_background_round = true;
     while (!_background_queue.empty()) {

@@ -78,7 +78,8 @@ def pool_of(session):
 
 
 def wait_for_shard_pool(session, aware_port):
-    """Until the host's pool holds a connection per shard; returns {shard: connection}."""
+    """Until the host's pool holds a connection per shard; returns ({shard: connection}, how many of them came
+    through the shard-aware port)."""
     pool = pool_of(session)
     deadline = time.monotonic() + 30
     while len(pool._connections) < SHARDS and time.monotonic() < deadline:
@@ -98,7 +99,6 @@ def wait_for_shard_pool(session, aware_port):
     # opens the others through the shard-aware port.
     check(via_aware >= SHARDS - 1, f'{via_aware} of {SHARDS} connections through the shard-aware port')
     return conns, via_aware
-    return conns
 
 
 def run_workload(cql_port, aware_port, prom_port):

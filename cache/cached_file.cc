@@ -65,7 +65,7 @@ public:
             }
         }
         while (!waiters.empty()) {
-            internal::schedule(waiters.pop_front()->handle);
+            waiters.pop_front()->task.wake();
         }
     }
 
@@ -120,7 +120,7 @@ struct page_awaiter {
     internal::waiter w;
     bool await_ready() const noexcept { return p.ready || p.error; }
     void await_suspend(std::coroutine_handle<> h) noexcept {
-        w.handle = h;
+        w.task.park(h);
         p.waiters.push_back(&w);
     }
     void await_resume() const noexcept {}

@@ -43,7 +43,7 @@ struct entry_awaiter {
     internal::waiter w;
     bool await_ready() const noexcept { return e.ready || e.error; }
     void await_suspend(std::coroutine_handle<> h) noexcept {
-        w.handle = h;
+        w.task.park(h);
         e.waiters.push_back(&w);
     }
     void await_resume() const noexcept {}
@@ -96,7 +96,7 @@ void index_cache_base::loaded(detail::index_entry& e, size_t page_memory, std::e
         }
     }
     while (!e.waiters.empty()) {
-        internal::schedule(e.waiters.pop_front()->handle);
+        e.waiters.pop_front()->task.wake();
     }
 }
 

@@ -127,7 +127,7 @@ struct reader_concurrency_semaphore::admission_awaiter {
 
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-        w.handle = h;
+        w.task.park(h);
         sem._waiters.push_back(&w);
         if (w.timeout != no_timeout) {
             t.set_callback([this] {
@@ -139,7 +139,7 @@ struct reader_concurrency_semaphore::admission_awaiter {
                 w.error = std::make_exception_ptr(reader_admission_timed_out(fmt::format(
                     "reader concurrency semaphore: timed out while waiting for admission (semaphore {}, read {})",
                     sem._name, w.description)));
-                internal::schedule(w.handle);
+                w.task.wake();
                 // A big request leaving the head may let smaller ones in.
                 sem.admit_waiters();
             });
@@ -243,7 +243,7 @@ void reader_concurrency_semaphore::admit_waiters() noexcept {
         } catch (...) {
             w->error = std::current_exception();
         }
-        internal::schedule(w->handle);
+        w->task.wake();
     }
 }
 
@@ -258,7 +258,7 @@ void reader_concurrency_semaphore::stop() noexcept {
         } catch (...) {
             w->error = std::current_exception();
         }
-        internal::schedule(w->handle);
+        w->task.wake();
     }
 }
 

@@ -46,12 +46,12 @@ public:
 
     void signal() noexcept {
         if (!_waiters.empty()) {
-            wake(_waiters.pop_front());
+            _waiters.pop_front()->task.wake();
         }
     }
     void broadcast() noexcept {
         while (!_waiters.empty()) {
-            wake(_waiters.pop_front());
+            _waiters.pop_front()->task.wake();
         }
     }
     void broken(std::exception_ptr ex = std::make_exception_ptr(broken_condition_variable())) noexcept {
@@ -59,7 +59,7 @@ public:
         while (!_waiters.empty()) {
             auto* w = _waiters.pop_front();
             w->error = ex;
-            wake(w);
+            w->task.wake();
         }
     }
     bool has_waiters() const noexcept { return !_waiters.empty(); }
@@ -72,8 +72,7 @@ private:
         timer t;
         bool await_ready() const noexcept { return false; }
         void await_suspend(std::coroutine_handle<> h) {
-            w.handle = h;
-            w.background = running_in_background();
+            w.task.park(h);
             cv._waiters.push_back(&w);
             if (deadline) {
                 t.set_callback([this] {
@@ -82,7 +81,7 @@ private:
                     }
                     cv._waiters.remove(&w);
                     w.error = std::make_exception_ptr(condition_variable_timed_out());
-                    internal::schedule_in(w.handle, w.background);
+                    w.task.wake();
                 });
                 t.arm(*deadline);
             }
@@ -103,8 +102,6 @@ private:
         awaiter aw{*this, {}, deadline, {}};
         co_await aw;
     }
-
-    static void wake(internal::waiter* w) noexcept { internal::schedule_in(w->handle, w->background); }
 
     internal::waiter_list _waiters;
     std::exception_ptr _broken;

@@ -47,19 +47,17 @@ struct io_awaiter final : io_completion {
     char* buf;
     size_t len;
     ssize_t result = 0;
-    std::coroutine_handle<> waiter;
-    bool background = false;  // the waiter's scheduling class, kept for its wake
+    internal::parked_task waiter;
 
     io_awaiter(kind k, int fd, uint64_t pos, char* buf, size_t len) : op(k), fd(fd), pos(pos), buf(buf), len(len) {}
     void complete(ssize_t r) noexcept override {
         result = r;
         --engine().io().in_flight;
-        schedule_in(waiter, background);
+        waiter.wake();
     }
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-        waiter = h;
-        background = running_in_background();
+        waiter.park(h);
         auto& r = engine();
         switch (op) {
         case kind::read:

@@ -34,6 +34,25 @@ namespace internal {
 void schedule(std::coroutine_handle<> h) noexcept;
 // Queues h in the background class when `background`, else as schedule() (reactor.hh).
 void schedule_in(std::coroutine_handle<> h, bool background) noexcept;
+
+// True while a background round resumes tasks: the class of the running task (reactor.hh, background_yield).
+inline thread_local bool in_background_round = false;
+
+// A suspended coroutine and the scheduling class it suspended in, woken back into that class: every wait (I/O,
+// semaphore, condition variable) parks its waiter here, so that background work stays in the background across its
+// waits, as a Seastar task keeps its scheduling group.
+struct parked_task {
+    std::coroutine_handle<> handle;
+    bool background = false;
+
+    void park(std::coroutine_handle<> h) noexcept {
+        handle = h;
+        background = in_background_round;
+    }
+    explicit operator bool() const noexcept { return bool(handle); }
+    // Defined in reactor.hh (it queues on the shard's reactor).
+    void wake() noexcept;
+};
 // Called when a detached (spawned) coroutine ends with an exception.
 void report_detached_exception(std::exception_ptr ex) noexcept;
 

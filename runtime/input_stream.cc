@@ -118,8 +118,7 @@ struct pending_read final : io_completion {
     ssize_t result = 0;
     bool done = false;
     bool orphaned = false;
-    std::coroutine_handle<> waiter;
-    bool background = false;  // the waiter's scheduling class, kept for its wake
+    internal::parked_task waiter;
 
     void complete(ssize_t r) noexcept override {
         --engine().io().in_flight;
@@ -130,7 +129,7 @@ struct pending_read final : io_completion {
             return;
         }
         if (waiter) {
-            internal::schedule_in(std::exchange(waiter, nullptr), background);
+            std::exchange(waiter, {}).wake();
         }
     }
 };
@@ -138,10 +137,7 @@ struct pending_read final : io_completion {
 struct read_awaiter {
     pending_read& r;
     bool await_ready() const noexcept { return r.done; }
-    void await_suspend(std::coroutine_handle<> h) noexcept {
-        r.waiter = h;
-        r.background = running_in_background();
-    }
+    void await_suspend(std::coroutine_handle<> h) noexcept { r.waiter.park(h); }
     void await_resume() const noexcept {}
 };
 

@@ -44,8 +44,9 @@ struct reactor_config {
     // How long tasks may run before the loop polls I/O again (maybe_yield).
     std::chrono::microseconds task_quota{500};
     // The background class (README, "Scheduling"): its tasks run when no foreground task is ready, and by the
-    // credit of its shares (scheduling.hh) otherwise, for at most background_quota a round. Until its shares are
-    // set, they are background_quota * 1000 / background_max_wait: a round this often under a busy foreground.
+    // credit of its shares (scheduling.hh) otherwise, in rounds of at least background_quota that last the credit.
+    // Until its shares are set, they are background_quota * 1000 / background_max_wait: a round this often under a
+    // busy foreground.
     std::chrono::microseconds background_max_wait{2000};
     std::chrono::microseconds background_quota{250};
 };
@@ -138,8 +139,6 @@ private:
 
 namespace internal {
 inline thread_local reactor* local_reactor = nullptr;
-// True while a background round resumes tasks: the class of the running task.
-inline thread_local bool in_background_round = false;
 }
 
 // The calling shard's reactor.
@@ -147,13 +146,12 @@ inline reactor& engine() noexcept { return *internal::local_reactor; }
 
 inline void internal::schedule(std::coroutine_handle<> h) noexcept { engine().schedule(h); }
 
-// Whether the running task is in the background class. A waiter records it when it suspends and is woken with
-// schedule_in, so that work in the background class stays there across its I/O and semaphore waits (Seastar's
-// tasks keep their scheduling group); otherwise each completion would hand it back to the foreground.
+// Whether the running task is in the background class (what internal::parked_task records when a task waits).
 inline bool running_in_background() noexcept { return internal::in_background_round; }
 inline void internal::schedule_in(std::coroutine_handle<> h, bool background) noexcept {
     background ? engine().schedule_background(h) : engine().schedule(h);
 }
+inline void internal::parked_task::wake() noexcept { schedule_in(handle, background); }
 
 // Suspends the caller and puts it at the back of the run queue.
 struct yield_awaiter {

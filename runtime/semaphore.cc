@@ -12,8 +12,7 @@ struct semaphore::wait_awaiter {
 
     bool await_ready() const noexcept { return false; }
     void await_suspend(std::coroutine_handle<> h) {
-        w.handle = h;
-        w.background = running_in_background();
+        w.task.park(h);
         sem._waiters.push_back(&w);
         if (deadline) {
             t.set_callback([this] {
@@ -22,7 +21,7 @@ struct semaphore::wait_awaiter {
                 }
                 sem._waiters.remove(&w);
                 w.error = timeout_error;
-                internal::schedule_in(w.handle, w.background);
+                w.task.wake();
                 // A large waiter leaving the head may unblock smaller ones.
                 sem.wake_waiters();
             });
@@ -59,7 +58,7 @@ void semaphore::wake_waiters() noexcept {
         }
         _count -= ssize_t(w->units);
         _waiters.pop_front();
-        internal::schedule_in(w->handle, w->background);
+        w->task.wake();
     }
 }
 
@@ -73,7 +72,7 @@ void semaphore::broken(std::exception_ptr ex) noexcept {
     while (!_waiters.empty()) {
         auto* w = _waiters.pop_front();
         w->error = ex;
-        internal::schedule_in(w->handle, w->background);
+        w->task.wake();
     }
 }
 

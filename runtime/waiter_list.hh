@@ -2,7 +2,8 @@
 // Used by semaphore and condition_variable; removal is O(1) (for timeouts).
 #pragma once
 
-#include <coroutine>
+#include "runtime/future.hh"
+
 #include <exception>
 
 namespace reef::internal {
@@ -10,10 +11,9 @@ namespace reef::internal {
 struct waiter {
     waiter* prev = nullptr;
     waiter* next = nullptr;
-    std::coroutine_handle<> handle;
+    parked_task task;
     std::exception_ptr error;  // set when the wait fails (timeout, broken)
     bool linked = false;
-    bool background = false;   // the waiter's scheduling class (running_in_background), kept for its wake
 };
 
 class waiter_list {

@@ -40,7 +40,7 @@ future<std::optional<entry_ref>> index_reader::first_entry_not(std::function<boo
     for (; i < pts.size(); ++i) {
         auto pg = co_await page(i);
         size_t at = entry_partition_point(*pg, skip);
-        if (at != pg->entries.size()) {
+        if (at != pg->size()) {
             co_return entry_ref{std::move(pg), at};
         }
     }
@@ -56,7 +56,7 @@ future<std::optional<entry_ref>> index_reader::first_entry_not_before(const dht:
     for (size_t i = not_after == 0 ? 0 : not_after - 1; i < pts.size(); ++i) {
         auto pg = co_await page(i);
         size_t at = entry_lower_bound(*pg, k);
-        if (at != pg->entries.size()) {
+        if (at != pg->size()) {
             co_return entry_ref{std::move(pg), at};
         }
     }
@@ -65,7 +65,7 @@ future<std::optional<entry_ref>> index_reader::first_entry_not_before(const dht:
 
 future<uint64_t> index_reader::first_not(std::function<bool(const dht::decorated_key&)> skip) {
     auto e = co_await first_entry_not(std::move(skip));
-    co_return e ? e->entry().data_position : _summary.data_length;
+    co_return e ? e->data_position() : _summary.data_length;
 }
 
 future<std::optional<entry_ref>> index_reader::find(const dht::decorated_key& k) {
@@ -83,13 +83,13 @@ future<std::optional<entry_ref>> index_reader::first_entry(const dht::partition_
 }
 
 future<uint64_t> index_reader::next_position(const entry_ref& e) {
-    if (e.index + 1 < e.page->entries.size()) {
-        co_return e.page->entries[e.index + 1].data_position;
+    if (e.index + 1 < e.page->size()) {
+        co_return e.page->data_position(e.index + 1);
     }
     for (size_t i = size_t(e.page.key()) + 1; i < _summary.points.size(); ++i) {
         auto pg = co_await page(i);
-        if (!pg->entries.empty()) {
-            co_return pg->entries.front().data_position;
+        if (!pg->empty()) {
+            co_return pg->data_position(0);
         }
     }
     co_return _summary.data_length;
@@ -111,23 +111,21 @@ future<std::vector<std::optional<located_entry>>> index_reader::find_all(std::sp
             ++end;
         }
         auto pg = co_await page(i);
-        auto& es = pg->entries;
+        // One pass: each key searched from where the previous one was found (keys ascend).
         size_t e = 0;
         for (size_t j = k; j < end; ++j) {
-            while (e < es.size() && pg->compare(e, keys[j]) < 0) {
-                ++e;
-            }
-            if (e == es.size() || pg->compare(e, keys[j]) != 0) {
+            e = entry_lower_bound(*pg, keys[j], e);
+            if (e == pg->size() || pg->compare(e, keys[j]) != 0) {
                 continue;
             }
             entry_ref ref{pg, e};
             uint64_t stop = 0;
-            if (e + 1 < es.size()) {
-                stop = es[e + 1].data_position;
+            if (e + 1 < pg->size()) {
+                stop = pg->data_position(e + 1);
             } else {
                 stop = co_await next_position(ref);
             }
-            uint64_t start = es[e].data_position;
+            uint64_t start = pg->data_position(e);
             out[j] = located_entry{std::move(ref), data_range{start, std::max(start, stop)}};
         }
         k = end;
@@ -149,7 +147,7 @@ future<data_range> index_reader::range(const dht::partition_range& pr) {
         if (!e) {
             co_return data_range{_summary.data_length, _summary.data_length};
         }
-        uint64_t start = e->entry().data_position;
+        uint64_t start = e->data_position();
         if (!e->is(k)) {
             co_return data_range{start, start};
         }

@@ -50,11 +50,11 @@ struct data_range {
 struct entry_ref {
     index_page_cache::entry_ptr page;
     size_t index = 0;
-    const partition_index_page_entry& entry() const noexcept { return page->entries[index]; }
+    uint64_t data_position() const noexcept { return page->data_position(index); }
     // Its key, decorated (a copy).
     dht::decorated_key key() const { return page->key(index); }
     // Whether its key is k (compared in place).
-    bool is(const dht::decorated_key& k) const noexcept { return page->compare(index, k) == 0; }
+    bool is(const dht::decorated_key& k) const { return page->compare(index, k) == 0; }
 };
 
 // One key's entry as find_all gives it: the entry (its page pinned) and its partition's bytes in Data.db.

@@ -1,43 +1,64 @@
 // partition_index_page: one summary page of Index.db as partition_index_cache holds it: the page's bytes as stored
-// and, per entry, its token, Data.db position and where its key and promoted index lie in those bytes.
+// and where each entry starts in them (4 bytes an entry); keys, tokens and positions are read in place on demand.
 #pragma once
 
 #include "mutation/token.hh"
+#include "utils/vint.hh"
 
 #include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace reef::index {
 
-// An entry as the page keeps it: no allocation of its own (a page of 128 entries is two allocations, not 130, and
-// about half the memory of decorated keys), the key compared in place.
-struct partition_index_page_entry {
-    dht::token token;
-    uint64_t data_position = 0;
-    uint32_t key_offset = 0;  // in the page's bytes
-    uint32_t key_size = 0;
-    // The entry's bytes after the key and the Data.db position (the promoted index's length and body) as stored:
-    // decoded only by a read that skips inside the partition.
-    uint32_t promoted_offset = 0;
-    uint32_t promoted_size = 0;
-};
-
+// A page of mc..oa entries, each `key length (2 bytes, big-endian), key, Data.db position (unsigned vint),
+// promoted index size (unsigned vint) and body`, checked whole by the parser that built it: the accessors decode
+// without checks. A page costs its bytes and 4 bytes an entry (not a parsed entry each), so that a shard's cache
+// budget holds about twice the pages, and a page miss parses no key and hashes no token.
 struct partition_index_page {
-    std::string bytes;         // the page's Index.db bytes
-    uint64_t base_offset = 0;  // where they start in Index.db
-    std::vector<partition_index_page_entry> entries;
+    using token_function = std::function<dht::token(std::span<const uint8_t> key)>;  // sstables' bytes_view
+
+    std::string bytes;                  // the page's Index.db bytes
+    uint64_t base_offset = 0;           // where they start in Index.db
+    std::vector<uint32_t> entry_offsets;  // where each entry starts in bytes
+    token_function token;               // the partitioner's token of a key; empty: Murmur3
+
+    size_t size() const noexcept { return entry_offsets.size(); }
+    bool empty() const noexcept { return entry_offsets.empty(); }
 
     std::string_view key_bytes(size_t i) const noexcept {
-        return std::string_view(bytes).substr(entries[i].key_offset, entries[i].key_size);
+        size_t at = entry_offsets[i];
+        size_t len = size_t(uint8_t(bytes[at])) << 8 | uint8_t(bytes[at + 1]);
+        return std::string_view(bytes).substr(at + 2, len);
     }
+    dht::token token_of(size_t i) const {
+        auto k = key_bytes(i);
+        return token ? token(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(k.data()), k.size()))
+                     : dht::murmur3_token(k);
+    }
+    uint64_t data_position(size_t i) const noexcept {
+        auto k = key_bytes(i);
+        return decode_at(size_t(k.data() + k.size() - bytes.data()), nullptr);
+    }
+    // The entry's bytes after the key and the Data.db position (the promoted index's length and body) as stored:
+    // decoded only by a read that skips inside the partition.
+    std::string_view promoted_index(size_t i) const noexcept {
+        size_t at = promoted_offset(i);
+        size_t end = i + 1 < size() ? entry_offsets[i + 1] : bytes.size();
+        return std::string_view(bytes).substr(at, end - at);
+    }
+    // Where entry i's promoted index bytes are in Index.db (for errors).
+    uint64_t promoted_index_position(size_t i) const noexcept { return base_offset + promoted_offset(i); }
+
     // Entry i's key against k, in ring order (token, then the key's bytes unsigned, shorter first).
-    std::strong_ordering compare(size_t i, const dht::decorated_key& k) const noexcept {
-        if (auto c = entries[i].token <=> k.get_token(); c != 0) {
+    std::strong_ordering compare(size_t i, const dht::decorated_key& k) const {
+        if (auto c = token_of(i) <=> k.get_token(); c != 0) {
             return c;
         }
         auto a = key_bytes(i);
@@ -50,18 +71,27 @@ struct partition_index_page {
         return a.size() <=> b.size();
     }
     // Entry i's key, decorated (a copy).
-    dht::decorated_key key(size_t i) const {
-        return dht::decorated_key(entries[i].token, partition_key(std::string(key_bytes(i))));
-    }
-    std::string_view promoted_index(size_t i) const noexcept {
-        return std::string_view(bytes).substr(entries[i].promoted_offset, entries[i].promoted_size);
-    }
-    // Where entry i's promoted index bytes are in Index.db (for errors).
-    uint64_t promoted_index_position(size_t i) const noexcept { return base_offset + entries[i].promoted_offset; }
+    dht::decorated_key key(size_t i) const { return dht::decorated_key(token_of(i), partition_key(std::string(key_bytes(i)))); }
 
     // What the page costs in memory (charged to the cache's budget).
     size_t memory_usage() const noexcept {
-        return sizeof(*this) + bytes.capacity() + entries.capacity() * sizeof(partition_index_page_entry);
+        return sizeof(*this) + bytes.capacity() + entry_offsets.capacity() * sizeof(uint32_t);
+    }
+
+private:
+    size_t promoted_offset(size_t i) const noexcept {
+        auto k = key_bytes(i);
+        size_t after = 0;
+        decode_at(size_t(k.data() + k.size() - bytes.data()), &after);
+        return after;
+    }
+    // The unsigned vint at `at` (checked by the parser); *end: where it ends.
+    uint64_t decode_at(size_t at, size_t* end) const noexcept {
+        auto r = utils::try_decode_unsigned_vint(std::span<const char>(bytes.data() + at, bytes.size() - at));
+        if (end) {
+            *end = at + (r ? r->length : 0);
+        }
+        return r ? r->value : 0;
     }
 };
 
@@ -69,7 +99,7 @@ struct partition_index_page {
 // Each key it asks about is decorated (a copy): for predicates the page cannot compare in place.
 template <typename Skip>
 size_t entry_partition_point(const partition_index_page& page, Skip&& skip) {
-    size_t lo = 0, hi = page.entries.size();
+    size_t lo = 0, hi = page.size();
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (skip(page.key(mid))) {
@@ -81,9 +111,9 @@ size_t entry_partition_point(const partition_index_page& page, Skip&& skip) {
     return lo;
 }
 
-// The first entry of page not before k (page.entries.size() when none is), compared in place.
-inline size_t entry_lower_bound(const partition_index_page& page, const dht::decorated_key& k) noexcept {
-    size_t lo = 0, hi = page.entries.size();
+// The first entry of [from, page.size()) not before k (page.size() when none is), compared in place.
+inline size_t entry_lower_bound(const partition_index_page& page, const dht::decorated_key& k, size_t from = 0) {
+    size_t lo = from, hi = page.size();
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (page.compare(mid, k) < 0) {

@@ -71,7 +71,7 @@ void write_index_entry(std::string& out, std::string_view key, uint64_t data_pos
 index_entry read_index_entry(byte_reader& in, sstable_version v);
 
 // The promoted index of an entry from the bytes that follow its Data.db position (the promoted index's size, then
-// its body; what partition_index_page_entry keeps), which lie at Index.db offset base_offset; nullopt for size 0.
+// its body; what partition_index_page keeps of it), which lie at Index.db offset base_offset; nullopt for size 0.
 std::optional<promoted_index> parse_promoted_index(std::string_view stored, sstable_version v, const std::string& file,
                                                    uint64_t base_offset);
 

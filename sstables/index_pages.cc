@@ -34,8 +34,9 @@ index::index_summary make_index_summary(const summary& s, uint64_t index_file_si
 
 index::page_parser make_index_page_parser(sstable_version v, std::string file,
                                           mx_fragment_consumer::token_function token) {
-    // Only what a lookup needs: each entry's key (hashed to its token), Data.db position and where its promoted index
-    // lies; the promoted index is parsed (and checked) by the read that uses it (parse_promoted_index).
+    // Only where each entry starts: the page is checked whole here (key, position and promoted index within its
+    // bytes), so that reading an entry in place needs no check; the promoted index is parsed (and checked) by the
+    // read that uses it (parse_promoted_index). No key is hashed: a lookup hashes the few it compares.
     return [file = std::move(file), token = std::move(token)](std::string_view bytes, uint64_t base_offset) {
         if (bytes.size() > UINT32_MAX) {
             throw malformed_sstable_exception(file, base_offset, "an index page of " + std::to_string(bytes.size()) +
@@ -44,19 +45,15 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
         index::partition_index_page page;
         page.bytes.assign(bytes);
         page.base_offset = base_offset;
+        page.token = token;
         // Entries take at least 4 bytes (key length, one-byte position and promoted index size).
-        page.entries.reserve(bytes.size() / 24 + 1);
+        page.entry_offsets.reserve(bytes.size() / 20 + 1);
         byte_reader in(file, byte_reader::to_bytes(std::string_view(page.bytes)), base_offset);
         while (!in.at_end()) {
-            index::partition_index_page_entry e;
+            page.entry_offsets.push_back(uint32_t(in.position()));
             auto key_len = in.read_be<uint16_t>("a partition key length");
-            e.key_offset = uint32_t(in.position());
-            e.key_size = key_len;
-            auto key = in.read_bytes(key_len, "a partition key");
-            auto key_view = std::string_view(reinterpret_cast<const char*>(key.data()), key.size());
-            e.token = token ? token(to_bytes_view(key_view)) : dht::murmur3_token(key_view);
-            e.data_position = in.read_unsigned_vint("a Data.db position");
-            e.promoted_offset = uint32_t(in.position());
+            in.read_bytes(key_len, "a partition key");
+            in.read_unsigned_vint("a Data.db position");
             auto promoted_at = in.offset();
             auto promoted_len = in.read_unsigned_vint("a promoted index size");
             if (promoted_len > in.remaining()) {
@@ -64,10 +61,8 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
                                             std::to_string(in.remaining()) + " bytes left)");
             }
             in.read_bytes(promoted_len, "a promoted index");
-            e.promoted_size = uint32_t(in.position() - e.promoted_offset);
-            page.entries.push_back(e);
         }
-        page.entries.shrink_to_fit();
+        page.entry_offsets.shrink_to_fit();
         return page;
     };
 }

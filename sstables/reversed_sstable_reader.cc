@@ -177,7 +177,7 @@ private:
     // The next partition of the range, if any.
     future<std::optional<partition_location>> next_location() {
         auto& points = _h.summary->points;
-        while (_page_index < points.size() && _entry_index >= _page->entries.size()) {
+        while (_page_index < points.size() && _entry_index >= _page->size()) {
             ++_page_index;
             _entry_index = 0;
             if (_page_index < points.size()) {
@@ -192,16 +192,16 @@ private:
         if (_range.after(key)) {
             co_return std::nullopt;
         }
-        partition_location loc{_page->entries[_entry_index].data_position, _h.summary->data_length,
+        partition_location loc{_page->data_position(_entry_index), _h.summary->data_length,
                                std::string(_page->promoted_index(_entry_index)), _page->promoted_index_position(_entry_index)};
         _key.emplace(std::move(key));
-        if (_entry_index + 1 < _page->entries.size()) {
-            loc.end = _page->entries[_entry_index + 1].data_position;
+        if (_entry_index + 1 < _page->size()) {
+            loc.end = _page->data_position(_entry_index + 1);
         } else if (_page_index + 1 < points.size()) {
             _permit.check_timeout(_index_file);
             auto next = co_await _index.page(_page_index + 1);
-            if (!next->entries.empty()) {
-                loc.end = next->entries.front().data_position;
+            if (!next->empty()) {
+                loc.end = next->data_position(0);
             }
         }
         ++_entry_index;

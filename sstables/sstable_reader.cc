@@ -279,7 +279,7 @@ private:
             _permit.check_timeout(_index_file_name);
             first = co_await _index.first_entry(_range);
         }
-        if (!first || first->entry().data_position != position) {
+        if (!first || first->data_position() != position) {
             co_return false;  // the index disagrees with itself: the ordinary path says where
         }
         auto key = first->key();
@@ -520,10 +520,10 @@ private:
             throw malformed_sstable_exception(_sstable.data_file, _partition_position,
                                               "a partition the index does not list (" + key.get_token().to_string() + ")");
         }
-        auto& entry = e->entry();
-        if (entry.data_position != _partition_position) {
+        uint64_t entry_position = e->data_position();
+        if (entry_position != _partition_position) {
             throw malformed_sstable_exception(_sstable.data_file, _partition_position,
-                                              "the index places this partition at " + std::to_string(entry.data_position));
+                                              "the index places this partition at " + std::to_string(entry_position));
         }
         auto index_file = _sstable.components->desc.filename(component_type::index);
         auto pi = parse_promoted_index(e->page->promoted_index(e->index), _sstable.components->desc.version, index_file,

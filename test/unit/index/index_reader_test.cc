@@ -120,7 +120,7 @@ REEF_TEST_CASE(index_reader_matches_every_entry) {
                     BOOST_CHECK_EQUAL(bool(one_entry), listed);
                     if (one_entry) {
                         BOOST_CHECK(one_entry->key() == one);
-                        BOOST_CHECK_EQUAL(one_entry->entry().data_position, one_start);
+                        BOOST_CHECK_EQUAL(one_entry->data_position(), one_start);
                     }
                     // A ring position around a random token.
                     auto t = dht::token(int64_t(g.rnd(0, 1) ? keys.empty() ? 0 : keys[size_t(g.rnd(0, int(keys.size()) - 1))].get_token().value() : int64_t(g.rnd(-1000000, 1000000)) << 40));
@@ -169,11 +169,10 @@ REEF_TEST_CASE(index_reader_matches_every_entry) {
                 size_t n = 0;
                 for (size_t p = 0; p < ir.page_count(); ++p) {
                     auto pg = co_await ir.page(p);
-                    for (size_t i = 0; i < pg->entries.size(); ++i) {
-                        auto& e = pg->entries[i];
+                    for (size_t i = 0; i < pg->size(); ++i) {
                         BOOST_REQUIRE_LT(n, all.size());
                         BOOST_CHECK(pg->key(i) == dht::decorated_key(all[n].key));
-                        BOOST_CHECK_EQUAL(e.data_position, all[n].data_position);
+                        BOOST_CHECK_EQUAL(pg->data_position(i), all[n].data_position);
                         BOOST_CHECK_EQUAL(pg->promoted_index(i).size() > 1, bool(all[n].promoted));
                         if (all[n].promoted) {
                             // The stored bytes decode to the promoted index parse_index_entries read.

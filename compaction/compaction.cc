@@ -96,6 +96,30 @@ int64_t token_of(const sstables::shared_sstable& sst, const std::string& key) {
     return dht::murmur3_token(std::span<const char>(key.data(), key.size())).value();
 }
 
+// Writes the stream as planned[0], then, each time one stops at max_output_size, on into the next (the last
+// planned one unbounded); an output left empty is deleted. Opens each output into `outputs`; returns their
+// Data.db sizes summed.
+future<uint64_t> write_outputs(table_state& t, mutation_reader& r, const std::vector<sstables::descriptor>& planned,
+                               const sstables::writer_options& opts, uint64_t max_output_size,
+                               std::vector<sstables::shared_sstable>& outputs) {
+    uint64_t written = 0;
+    for (size_t i = 0; i < planned.size(); ++i) {
+        auto o = opts;
+        o.max_data_length = i + 1 < planned.size() ? max_output_size : 0;
+        auto w = co_await t.write_sstable(r, planned[i], o);
+        if (!w.partitions) {
+            co_await sstables::delete_sstable_files(planned[i]);
+            break;
+        }
+        outputs.push_back(co_await sstables::open_sstable(planned[i]));
+        written += w.data_file_size;
+        if (!w.stopped_at_length) {
+            break;
+        }
+    }
+    co_return written;
+}
+
 } // namespace
 
 future<> throughput_limiter::consume(uint64_t bytes) {
@@ -171,7 +195,7 @@ bool may_purge(const std::vector<sstables::shared_sstable>& ssts, deletion_time_
 }
 
 future<uint64_t> compact_sstables(table_state& t, std::vector<sstables::shared_sstable> inputs, job_kind kind,
-                                  deletion_time_type now, compaction_control& ctl) {
+                                  deletion_time_type now, compaction_control& ctl, uint64_t max_output_size) {
     auto& s = t.schema();
     for (auto& sst : inputs) {
         ctl.total_bytes += sst->components().data_file_size;
@@ -191,8 +215,18 @@ future<uint64_t> compact_sstables(table_state& t, std::vector<sstables::shared_s
         ctl.completed_bytes = ctl.total_bytes;
         co_return 0;
     }
-    auto d = t.new_sstable_descriptor();
-    std::vector<sstables::descriptor> planned{d};
+    // The outputs are planned (logged) before any is written: as many as a run of max_output_size could take
+    // (the merged data is at most the inputs' data; the last one takes whatever is left).
+    std::vector<sstables::descriptor> planned{t.new_sstable_descriptor()};
+    if (max_output_size) {
+        uint64_t input_length = 0;
+        for (auto& sst : inputs) {
+            input_length += sst->components().data_length();
+        }
+        while (planned.size() < input_length / max_output_size + 2) {
+            planned.push_back(t.new_sstable_descriptor());
+        }
+    }
     auto swap = co_await t.begin_swap(inputs, planned);
     std::vector<combined_reader_source> sources;
     std::vector<std::shared_ptr<sstables::scan_progress>> progress;
@@ -214,25 +248,23 @@ future<uint64_t> compact_sstables(table_state& t, std::vector<sstables::shared_s
         }
     }
     opts.commitlog_intervals = merge_intervals(std::move(intervals));
-    sstables::written_sstable written;
     std::vector<sstables::shared_sstable> outputs;
+    uint64_t written = 0;
     std::exception_ptr err;
     try {
-        written = co_await with_closeable(std::move(reader), [&t, &d, &opts](mutation_reader& r) {
-            return t.write_sstable(r, d, opts);
+        written = co_await with_closeable(std::move(reader), [&t, &planned, &opts, &outputs, max_output_size](mutation_reader& r) {
+            return write_outputs(t, r, planned, opts, max_output_size, outputs);
         });
-        if (written.partitions) {
-            outputs.push_back(co_await sstables::open_sstable(d));
-        } else {
-            co_await sstables::delete_sstable_files(d);
-        }
     } catch (const sstables::injected_crash&) {
         throw;  // a test's crash: the files stay as they are
     } catch (...) {
         err = std::current_exception();
     }
     if (err) {
-        // A failure or a stop before the commit: the partial output goes, the inputs stay.
+        // A failure or a stop before the commit: the partial outputs go, the inputs stay.
+        for (auto& o : outputs) {
+            co_await o->close();
+        }
         co_await swap.abort();
         std::rethrow_exception(err);
     }
@@ -242,8 +274,8 @@ future<uint64_t> compact_sstables(table_state& t, std::vector<sstables::shared_s
     co_await swap.finish();
     ctl.completed_bytes = ctl.total_bytes;
     clog.debug("{}.{}: compacted {} sstables ({} bytes) into {} ({} bytes)", s->keyspace(), s->table(), inputs.size(),
-               ctl.total_bytes, d.generation, written.data_file_size);
-    co_return written.partitions ? written.data_file_size : 0;
+               ctl.total_bytes, outputs.size(), written);
+    co_return written;
 }
 
 } // namespace reef::compaction

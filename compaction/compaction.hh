@@ -1,5 +1,5 @@
 // compaction: one compaction run: its inputs read merged, purged by the max-purgeable rule past gc_grace, written
-// as one sstable and swapped in; stoppable, throttled to the shard's throughput, yielding to the foreground.
+// as one sstable or a run of them, and swapped in; stoppable, throttled, yielding to the foreground.
 #pragma once
 
 #include "compaction/compaction_strategy.hh"
@@ -53,9 +53,11 @@ bool may_purge(const std::vector<sstables::shared_sstable>& ssts, deletion_time_
 // merged (full scans), through the compacting reader (gc_before = now - gc_grace_seconds, t.max_purgeable per
 // partition), written as one new sstable (none when nothing is left) carrying the union of their commitlog
 // intervals, and swapped in crash-safely (t.begin_swap, the log's commit, t.replace_sstables, the log's finish).
-// Throws compaction_stopped when ctl is stopped (nothing swapped, the partial output removed). Returns the output's Data.db size.
+// Throws compaction_stopped when ctl is stopped (nothing swapped, the partial output removed). max_output_size
+// non-zero: the output is a run of sstables split at partition boundaries once one holds that many Data.db bytes
+// (uncompressed), in ring order and so with disjoint key bounds. Returns the outputs' Data.db sizes summed.
 future<uint64_t> compact_sstables(table_state& t, std::vector<sstables::shared_sstable> inputs, job_kind kind,
-                                  deletion_time_type now, compaction_control& ctl);
+                                  deletion_time_type now, compaction_control& ctl, uint64_t max_output_size = 0);
 
 // What the strategies know of an sstable (`id`: its index in the caller's list); gc_before for the droppable
 // tombstone ratio. Age is left 0 (sstable_age reads it).

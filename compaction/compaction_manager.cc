@@ -291,7 +291,9 @@ future<bool> compaction_manager::run(table_entry& e, std::vector<sstables::share
     bool stopped = false;
     uint64_t written = 0;
     try {
-        written = co_await compact_sstables(*e.t, inputs, kind, at ? *at : now(), r->ctl);
+        // A major compaction of an LCS or ICS table writes a run (the background ones stay whole).
+        uint64_t split = major ? compaction_options_of(*e.t->schema()).max_sstable_size : 0;
+        written = co_await compact_sstables(*e.t, inputs, kind, at ? *at : now(), r->ctl, split);
     } catch (const compaction_stopped&) {
         stopped = true;
         err = std::current_exception();

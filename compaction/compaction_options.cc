@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <set>
 
 namespace reef::compaction {
@@ -290,6 +291,22 @@ compaction_options parse_compaction_options(const std::map<std::string, std::str
         d.type = o.type;
         d.class_name = o.class_name;
         d.enabled = o.enabled;
+        if (name != "UnifiedCompactionStrategy") {
+            // LCS (Cassandra's default 160 MiB) and ICS (ScyllaDB's 1000 MiB): the size of a run's sstables.
+            int64_t mb = name == "LeveledCompactionStrategy" ? 160 : 1000;
+            if (auto v = r.integer("sstable_size_in_mb")) {
+                if (*v > INT32_MAX) {  // Java's Integer.parseInt refuses it
+                    throw invalid_compaction_options(
+                        fmt::format("{} is not a parsable int (base10) for sstable_size_in_mb", *v));
+                }
+                if (*v < 1) {
+                    throw invalid_compaction_options(
+                        fmt::format("sstable_size_in_mb must be larger than 0, but was {}", *v));
+                }
+                mb = *v;
+            }
+            d.max_sstable_size = uint64_t(mb) << 20;
+        }
         return d;
     }
     read_thresholds(r, o);

@@ -22,7 +22,8 @@ enum class strategy_type {
     size_tiered,  // SizeTieredCompactionStrategy (the default)
     time_window,  // TimeWindowCompactionStrategy
     // LeveledCompactionStrategy, UnifiedCompactionStrategy, IncrementalCompactionStrategy: accepted (schemas from
-    // Cassandra and ScyllaDB carry them) and compacted size-tiered with the default options.
+    // Cassandra and ScyllaDB carry them) and compacted size-tiered with the default options; a major compaction
+    // of an LCS or ICS table splits its output at sstable_size_in_mb.
     other,
 };
 
@@ -47,6 +48,9 @@ struct compaction_options {
     // TWCS.
     window_unit compaction_window_unit = window_unit::days;
     int compaction_window_size = 1;
+    // LCS and ICS: a major compaction writes a run of sstables of about this size (sstable_size_in_mb); 0 (the
+    // others): one sstable.
+    uint64_t max_sstable_size = 0;
     // The unit of the write timestamps (MICROSECONDS, Cassandra's; or MILLISECONDS ...), in microseconds per unit.
     int64_t timestamp_resolution_micros = 1;
 

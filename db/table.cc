@@ -395,12 +395,14 @@ future<> table::flush() {
 }
 
 std::vector<sstables::shared_sstable> table::sstables_for(const dht::partition_range& range) const {
-    // A single key: only the sstables whose bloom filter admits it (the key hashed once for all of them).
+    // A single key: only the sstables whose key bounds hold it and whose bloom filter admits it (the key hashed
+    // once for all of them).
     if (range.is_singular() && range.start()->position.key()) {
-        auto h = sstables::bloom_filter::hash_of(range.start()->position.key()->key().bytes());
+        auto& k = *range.start()->position.key();
+        auto h = sstables::bloom_filter::hash_of(k.key().bytes());
         std::vector<sstables::shared_sstable> out;
         for (auto& sst : _sstables) {
-            if (sst->components().filter.is_present(h)) {
+            if (sst->spans(k) && sst->components().filter.is_present(h)) {
                 out.push_back(sst);
             }
         }
@@ -589,7 +591,8 @@ future<> table::compact_all(deletion_time_type now) {
         co_return;
     }
     compaction::compaction_control ctl;
-    co_await compaction::compact_sstables(*this, _sstables, compaction::job_kind::regular, now, ctl);
+    co_await compaction::compact_sstables(*this, _sstables, compaction::job_kind::regular, now, ctl,
+                                          compaction::compaction_options_of(*_schema).max_sstable_size);
 }
 
 } // namespace reef

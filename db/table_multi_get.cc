@@ -5,6 +5,8 @@
 #include "runtime/when_all.hh"
 #include "sstables/shared_sstable_readers.hh"
 
+#include <algorithm>
+#include <span>
 #include <stdexcept>
 
 namespace reef {
@@ -67,7 +69,14 @@ future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>&
     std::vector<size_t> candidates;
     std::vector<future<sstables::located_batch>> locating;
     for (size_t i = 0; i < ssts.size(); ++i) {
-        auto admitted = sstables::probe_filter(*ssts[i], hashes, stats);
+        // Only the keys within its bounds (a run of the ring-ordered batch) reach its filter.
+        auto first = std::find_if(keys.begin(), keys.end(), [&](auto& k) { return ssts[i]->spans(k); });
+        auto last = std::find_if(first, keys.end(), [&](auto& k) { return !ssts[i]->spans(k); });
+        size_t from = first - keys.begin();
+        auto admitted = sstables::probe_filter(*ssts[i], std::span(hashes).subspan(from, last - first), stats);
+        for (auto& a : admitted) {
+            a += from;
+        }
         if (!admitted.empty()) {
             candidates.push_back(i);
             locating.push_back(sstables::locate_admitted(*ssts[i], keys, std::move(admitted), permit, {}, stats));

@@ -23,9 +23,8 @@ bool sstable::may_contain(const dht::decorated_key& k) const {
 }
 
 sstable_read_handles sstable::read_handles() const {
-    return sstable_read_handles{&_components, _header, _data, _desc.filename(component_type::data), &_summary,
-                                _cached_index.get(), _index_cache.get(),
-                                make_index_page_parser(_desc.version, _desc.filename(component_type::index), _token),
+    return sstable_read_handles{&_components, _header,      _data,       _data_path,
+                                &_summary,    _cached_index.get(), _index_cache.get(), _parse_page,
                                 _token};
 }
 
@@ -66,6 +65,13 @@ future<> sstable::load(cache::cache_tracker& tracker) {
         }
         previous = p.index_position;
     }
+    auto& sum = _components.summary;
+    if (!sum.first_key.empty() && !sum.last_key.empty()) {
+        auto bounds = make_index_summary(sstables::summary{.entries = {{sum.first_key, 0}, {sum.last_key, 0}}}, 0, 0, _token);
+        _bounds.emplace(std::move(bounds.points[0].key), std::move(bounds.points[1].key));
+    }
+    _data_path = _desc.filename(component_type::data);
+    _parse_page = make_index_page_parser(_desc.version, _desc.filename(component_type::index), _token);
     _cached_index = std::make_unique<cache::cached_file>(_index, index_size, tracker);
     _index_cache = std::make_unique<index::index_page_cache>(tracker);
 }

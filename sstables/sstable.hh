@@ -17,6 +17,9 @@
 #include "sstables/version.hh"
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 
 namespace reef::sstables {
 
@@ -52,6 +55,11 @@ public:
 
     // Whether the partition may be in it (the bloom filter; false positives possible).
     bool may_contain(const dht::decorated_key& k) const;
+    // Whether k lies between its first and last partition (the summary's keys; true when it names none): a read of
+    // k skips an sstable that fails this before probing its filter, as Cassandra's selection by key bounds does.
+    bool spans(const dht::decorated_key& k) const noexcept {
+        return !_bounds || (!(k < _bounds->first) && !(_bounds->second < k));
+    }
     // What sstables::make_sstable_reader needs; valid until close().
     sstable_read_handles read_handles() const;
     // Held by each reader open on it: the owner closes it (readers().close()) before close() and before removing
@@ -76,6 +84,9 @@ private:
     file _data;
     file _index;
     index::index_summary _summary;
+    std::optional<std::pair<dht::decorated_key, dht::decorated_key>> _bounds;  // first and last partition
+    std::string _data_path;
+    index::page_parser _parse_page;
     std::unique_ptr<cache::cached_file> _cached_index;
     std::unique_ptr<index::index_page_cache> _index_cache;
     gate _readers;

@@ -515,6 +515,10 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
                     co_await index.write(index_buf);
                     index_buf.clear();
                 }
+                if (opts.max_data_length && data.position() >= opts.max_data_length) {
+                    result.stopped_at_length = true;
+                    break;
+                }
             }
             co_await data.maybe_flush();
             if (++fragments % 256 == 0) {

@@ -42,6 +42,9 @@ struct writer_options {
     // a flush's [least, greatest] position of its memtable, a compaction's inputs' intervals. Empty: none
     // (lower and upper bound CommitLogPosition.NONE).
     std::vector<std::pair<commitlog_position, commitlog_position>> commitlog_intervals;
+    // Non-zero: the writer stops reading the stream after the partition that takes Data.db (uncompressed) to this
+    // length, leaving the rest of the stream for the next sstable (a compaction's output split into a run).
+    uint64_t max_data_length = 0;
 };
 
 // The options a table's schema asks for: its compression map ({'enabled': 'false'}, 'class',
@@ -73,6 +76,8 @@ struct written_sstable {
     uint64_t data_length = 0;      // uncompressed
     uint64_t data_file_size = 0;   // as stored
     std::vector<component_type> components;
+    // It stopped at writer_options::max_data_length: the stream may hold more partitions.
+    bool stopped_at_length = false;
 };
 
 // Writes the stream (whole partitions in ring order, fragments valid) as sstable d (version d.version,

@@ -1,5 +1,6 @@
 // The MultiGet experiment on Reef: one db::table of (k blob PRIMARY KEY, v blob), uncompressed, loaded by random
-// writes into memtables flushed to sstables of about 8.6 MB (no compaction: a flat set), read through the shard's
+// writes into memtables flushed to sstables, then compacted (major) into a run of about 8.6 MB sstables with
+// disjoint key bounds (--reef-flat: the flushed sstables as they are, each spanning the ring), read through the shard's
 // caches at RocksDB's block cache size. get: table::make_reader of the key's singular range (the path a
 // single-partition query takes) into a mutation; multiget_loop: table::multi_get of one key at a time;
 // multiget: table::multi_get of the whole batch (its keys in ring order, distinct).
@@ -11,6 +12,7 @@
 #include "runtime/reactor.hh"
 
 #include <algorithm>
+#include <ctime>
 #include <fmt/core.h>
 #include <numeric>
 
@@ -18,9 +20,12 @@ namespace reef::perf {
 
 namespace {
 
+// Leveled: the major compaction after the load writes a run of sstables of about 8.6 MB (8 MiB), with disjoint key
+// bounds, as RocksDB's full compaction leaves its last level.
 schema_ptr multiget_schema() {
     table_options o;
     o.compression = {{"enabled", "false"}};
+    o.other["compaction"] = "{'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': '8'}";
     return schema_builder("bench", "multiget")
         .with_column("k", blob_type(), column_kind::partition_key)
         .with_column("v", blob_type(), column_kind::regular_column)
@@ -113,6 +118,10 @@ future<> load(table& t, const multiget_workload& wl, double& seconds) {
         }
     }
     co_await t.flush();
+    if (!wl.reef_flat) {
+        // As the RocksDB run compacts fully after its load.
+        co_await t.compact_all(deletion_time_type(std::time(nullptr)));
+    }
     seconds = seconds_since(start);
 }
 

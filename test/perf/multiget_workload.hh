@@ -66,6 +66,8 @@ struct multiget_workload {
     // Reef's row cache in front of its sstables (off: the cache budget holds only the index caches, as RocksDB's
     // block cache holds blocks and its table readers the index).
     bool reef_row_cache = false;
+    // Reef reads its flushed sstables as they are (overlapping), without the major compaction RocksDB's run has.
+    bool reef_flat = false;
     // The methods run (indexes into multiget_methods).
     std::vector<unsigned> methods = {0, 1, 2};
 

@@ -95,6 +95,8 @@ int perf_multiget_main(int argc, char** argv) {
              "8.6 MB", &wl.reef_memtable_mb, uint64_t(40), uint64_t(1));
     opts.add("reef-row-cache", "Reef reads through its row cache (charged to the same budget as its index caches; "
              "random reads of 16-byte keys rarely hit it, and each miss populates it)", &wl.reef_row_cache);
+    opts.add("reef-flat", "Reef reads the sstables its flushes wrote, each spanning the ring (no major compaction "
+             "into a leveled run after the load, which the RocksDB run has)", &wl.reef_flat);
     opts.add("data-directory", "where each engine's database goes (tmpfs by default: data in memory)", &data_dir,
              "/dev/shm/reef-perf");
     opts.add("output-format", "text, or json (one object per cell)", &format, "text");

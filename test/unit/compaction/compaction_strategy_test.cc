@@ -61,6 +61,14 @@ BOOST_AUTO_TEST_CASE(options_defaults_and_class_names) {
     // Strategies Reef compacts size-tiered: accepted with their own options.
     auto lcs = parse_compaction_options({{"class", "LeveledCompactionStrategy"}, {"sstable_size_in_mb", "160"}});
     BOOST_TEST((lcs.type == strategy_type::other));
+    // Their run size: LCS's sstable_size_in_mb (Cassandra's default 160), ICS's (ScyllaDB's 1000); UCS none.
+    BOOST_TEST(lcs.max_sstable_size == 160ull << 20);
+    BOOST_TEST(parse_compaction_options({{"class", "LeveledCompactionStrategy"}}).max_sstable_size == 160ull << 20);
+    BOOST_TEST(parse_compaction_options({{"class", "LeveledCompactionStrategy"}, {"sstable_size_in_mb", "8"}})
+                   .max_sstable_size == 8ull << 20);
+    BOOST_TEST(parse_compaction_options({{"class", "IncrementalCompactionStrategy"}}).max_sstable_size == 1000ull << 20);
+    BOOST_TEST(parse_compaction_options({{"class", "UnifiedCompactionStrategy"}}).max_sstable_size == 0u);
+    BOOST_TEST(parse_compaction_options({{"class", "SizeTieredCompactionStrategy"}}).max_sstable_size == 0u);
     BOOST_TEST(!parse_compaction_options({{"class", "SizeTieredCompactionStrategy"}, {"enabled", "false"}}).enabled);
     auto m = parse_map_literal("{'class': 'SizeTieredCompactionStrategy', 'min_threshold': '6', 'x''y': 7}");
     BOOST_TEST(m.size() == 3u);
@@ -79,6 +87,12 @@ BOOST_AUTO_TEST_CASE(options_refused_with_the_option_named) {
         return refusal({{"class", "TimeWindowCompactionStrategy"}, {k, v}});
     };
     BOOST_TEST(refusal({{"class", "NoSuchStrategy"}}) == "Unable to find compaction strategy class 'NoSuchStrategy'");
+    // Cassandra's LeveledCompactionStrategy.validateOptions.
+    auto lcs = [](std::string v) { return refusal({{"class", "LeveledCompactionStrategy"}, {"sstable_size_in_mb", v}}); };
+    BOOST_TEST(lcs("0") == "sstable_size_in_mb must be larger than 0, but was 0");
+    BOOST_TEST(lcs("-3") == "sstable_size_in_mb must be larger than 0, but was -3");
+    BOOST_TEST(lcs("big") == "big is not a parsable int (base10) for sstable_size_in_mb");
+    BOOST_TEST(lcs("4294967296") == "4294967296 is not a parsable int (base10) for sstable_size_in_mb");
     BOOST_TEST(stcs("tombstone_threshold", "-0.4") == "tombstone_threshold must be greater than 0, but was -0.400000");
     BOOST_TEST(twcs("tombstone_threshold", "5.5") == "tombstone_threshold value (5.5) must be between 0.0 and 1.0");
     BOOST_TEST(stcs("tombstone_compaction_interval", "-7") ==

@@ -67,8 +67,9 @@ public:
     future<> close();
 
     // Low level, for streams that keep several reads in flight: submits one
-    // aligned read whose result goes to c->complete() (bytes or -errno). The
-    // caller keeps buf and c alive until then and counts bytes_read when it completes.
+    // aligned read whose result goes to c->complete() (bytes or -errno), before this returns for a file on tmpfs
+    // or ramfs (read at once: a copy from memory). The caller keeps buf and c alive until then and counts bytes_read
+    // when it completes.
     void submit_read(uint64_t pos, char* buf, size_t len, io_completion* c) const;
 
     const file_io_counters& io_counters() const noexcept;
@@ -84,7 +85,7 @@ private:
 
 // Opens path for direct I/O (O_DIRECT, falling back to buffered I/O where
 // the filesystem refuses it, e.g. some tmpfs). Throws std::system_error
-// naming the path.
+// naming the path. Reads of a file on tmpfs or ramfs are done on the shard at once (pread), not through the backend.
 future<file> open_file_dma(std::string path, open_flags flags, mode_t mode = 0644);
 // Opens path for I/O through the page cache: a write returns once the kernel holds the bytes (a process crash
 // keeps them; flush() makes them durable), however busy the disk. is_direct() is false.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fcntl.h>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <system_error>
@@ -274,4 +275,52 @@ BOOST_AUTO_TEST_CASE(test_stream_destroyed_with_reads_in_flight) {
         }
         co_await f.close();
     });
+}
+
+// A file on tmpfs is read on the shard at once: dma_read does not suspend, and a stream's reads
+// (submit_read) complete before they are awaited; both read what was written, including a read past the end and
+// one of a closed file (an error).
+BOOST_AUTO_TEST_CASE(test_reads_of_a_memory_backed_file_are_done_at_once) {
+    if (!std::filesystem::is_directory("/dev/shm")) {
+        BOOST_TEST_MESSAGE("no /dev/shm: skipped");
+        return;
+    }
+    auto dir = std::filesystem::path("/dev/shm") / ("reef-file-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    on_every_backend([&](std::string) -> future<> {
+        auto data = pattern(200000, 9);
+        auto f = co_await write_file((dir / "m").string(), data);
+        auto before = engine().io();
+        // A task queued before the read has not run after it: the read never suspended.
+        bool queued_ran = false;
+        spawn([&queued_ran]() -> future<> {
+            co_await yield();
+            queued_ran = true;
+        });
+        auto b = co_await f.dma_read(5000, 70000);
+        BOOST_CHECK(!queued_ran);
+        while (!queued_ran) {
+            co_await yield();
+        }
+        BOOST_CHECK(b.view() == std::string_view(data).substr(5000, 70000));
+        BOOST_CHECK_EQUAL(engine().io().reads, before.reads + 1);
+        BOOST_CHECK_EQUAL(engine().io().in_flight, 0u);
+        auto tail = co_await f.dma_read(199000, 5000);
+        BOOST_CHECK_EQUAL(tail.size(), 1000u);
+        auto in = make_file_input_stream(f, 777, 150000, {8192, 4});
+        std::string got;
+        while (true) {
+            auto part = co_await in.read();
+            if (part.empty()) {
+                break;
+            }
+            BOOST_CHECK_EQUAL(engine().io().in_flight, 0u);
+            got.append(part.get(), part.size());
+        }
+        co_await in.close();
+        BOOST_CHECK(got == data.substr(777, 150000));
+        co_await f.close();
+        BOOST_CHECK_THROW(co_await f.dma_read(0, 10), std::system_error);
+    });
+    std::filesystem::remove_all(dir);
 }

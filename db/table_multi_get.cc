@@ -69,9 +69,13 @@ future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>&
     std::vector<size_t> candidates;
     std::vector<future<sstables::located_batch>> locating;
     for (size_t i = 0; i < ssts.size(); ++i) {
-        // Only the keys within its bounds (a run of the ring-ordered batch) reach its filter.
-        auto first = std::find_if(keys.begin(), keys.end(), [&](auto& k) { return ssts[i]->spans(k); });
-        auto last = std::find_if(first, keys.end(), [&](auto& k) { return !ssts[i]->spans(k); });
+        // Only the keys within its bounds (a run of the ring-ordered batch: its first key is the summary's first
+        // point) reach its filter.
+        auto& points = ssts[i]->summary().points;
+        auto first = points.empty() ? keys.begin() : std::partition_point(keys.begin(), keys.end(), [&](auto& k) {
+            return k < points.front().key;
+        });
+        auto last = std::partition_point(first, keys.end(), [&](auto& k) { return ssts[i]->spans(k); });
         size_t from = first - keys.begin();
         auto admitted = sstables::probe_filter(*ssts[i], std::span(hashes).subspan(from, last - first), stats);
         for (auto& a : admitted) {
@@ -169,13 +173,17 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
         }
     }
     if (!misses.empty()) {
+        // The batch itself when every key missed (no copies).
         std::vector<dht::decorated_key> miss_keys;
-        miss_keys.reserve(misses.size());
-        for (size_t i : misses) {
-            miss_keys.push_back(keys[i]);
+        if (misses.size() != keys.size()) {
+            miss_keys.reserve(misses.size());
+            for (size_t i : misses) {
+                miss_keys.push_back(keys[i]);
+            }
         }
         std::vector<std::optional<mutation>> read(misses.size());
-        co_await read_sstables_batch(ssts, miss_keys, forward_slice, permit, read, stats);
+        co_await read_sstables_batch(ssts, misses.size() == keys.size() ? keys : miss_keys, forward_slice, permit,
+                                     read, stats);
         for (size_t j = 0; j < misses.size(); ++j) {
             if (!cache) {
                 out[misses[j]] = std::move(read[j]);

@@ -100,18 +100,20 @@ future<located_batch> locate_admitted(const sstable& sst, std::span<const dht::d
     if (out.keys.empty()) {
         co_return out;
     }
-    // The admitted keys as one span: the batch itself when the filter admitted all of it (no copies).
+    // The admitted keys as one span: a run of the batch when they follow one another, as they do when the
+    // sstable's key bounds chose them (no copies).
     std::vector<dht::decorated_key> subset;
-    std::span<const dht::decorated_key> lookup = keys;
-    if (out.keys.size() != keys.size()) {
+    std::span<const dht::decorated_key> lookup = keys.subspan(out.keys.front(), out.keys.size());
+    if (out.keys.back() - out.keys.front() + 1 != out.keys.size()) {
         subset.reserve(out.keys.size());
         for (size_t i : out.keys) {
             subset.push_back(keys[i]);
         }
         lookup = subset;
     }
-    auto index_name = sst.components().desc.filename(component_type::index);
-    permit.check_timeout(index_name);
+    if (permit.timed_out()) {
+        permit.check_timeout(sst.components().desc.filename(component_type::index));
+    }
     auto handles = sst.read_handles();
     cache::read_caches<index::partition_index_page> caches(*handles.index_file, *handles.index_cache, bypass_cache::no);
     index::index_reader idx(*handles.summary, caches, handles.parse_page);

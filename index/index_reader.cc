@@ -6,6 +6,19 @@
 
 namespace reef::index {
 
+size_t index_summary::points_not_after(const dht::decorated_key& k) const noexcept {
+    if (tokens.size() != points.size()) {
+        return std::partition_point(points.begin(), points.end(), [&](const summary_point& p) { return p.key <= k; }) -
+               points.begin();
+    }
+    auto t = k.get_token();
+    size_t n = std::lower_bound(tokens.begin(), tokens.end(), t) - tokens.begin();
+    while (n < points.size() && tokens[n] == t && points[n].key <= k) {
+        ++n;
+    }
+    return n;
+}
+
 future<index_page_cache::entry_ptr> index_reader::page(size_t i) {
     uint64_t begin = _summary.points[i].index_position;
     uint64_t end = i + 1 < _summary.points.size() ? _summary.points[i + 1].index_position : _summary.index_file_size;
@@ -51,8 +64,7 @@ future<std::optional<entry_ref>> index_reader::first_entry_not_before(const dht:
     auto& pts = _summary.points;
     // The last page whose first key is not after k holds k's entry if any, or the first entry after k is the next
     // page's first.
-    size_t not_after = std::partition_point(pts.begin(), pts.end(), [&](const summary_point& p) { return p.key <= k; }) -
-                       pts.begin();
+    size_t not_after = _summary.points_not_after(k);
     for (size_t i = not_after == 0 ? 0 : not_after - 1; i < pts.size(); ++i) {
         auto pg = co_await page(i);
         size_t at = entry_lower_bound(*pg, k);
@@ -101,9 +113,7 @@ future<std::vector<std::optional<located_entry>>> index_reader::find_all(std::sp
     size_t k = 0;
     while (k < keys.size() && !pts.empty()) {
         // The page that would hold keys[k]: the last one whose first key is not after it (or the first page).
-        size_t not_after = std::partition_point(pts.begin(), pts.end(),
-                                                [&](const summary_point& p) { return p.key <= keys[k]; }) -
-                           pts.begin();
+        size_t not_after = _summary.points_not_after(keys[k]);
         size_t i = not_after == 0 ? 0 : not_after - 1;
         // The keys before the next page's first key are this page's too.
         size_t end = k + 1;

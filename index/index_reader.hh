@@ -29,8 +29,13 @@ struct summary_point {
 // page (Index.db's size) and the last partition (the uncompressed Data.db length).
 struct index_summary {
     std::vector<summary_point> points;
+    // The points' tokens, side by side: a search compares these and touches a key only on a token's tie.
+    std::vector<dht::token> tokens;
     uint64_t index_file_size = 0;
     uint64_t data_length = 0;
+
+    // How many points' keys are not after k: the page that would hold k is the one before.
+    size_t points_not_after(const dht::decorated_key& k) const noexcept;
 };
 
 // Parses the bytes of one page (whole entries, starting at Index.db offset base_offset). The sstables room gives

@@ -26,8 +26,10 @@ index::index_summary make_index_summary(const summary& s, uint64_t index_file_si
     out.index_file_size = index_file_size;
     out.data_length = data_length;
     out.points.reserve(s.entries.size());
+    out.tokens.reserve(s.entries.size());
     for (auto& e : s.entries) {
         out.points.push_back({decorate(partition_key(e.key), token), e.index_position});
+        out.tokens.push_back(out.points.back().key.get_token());
     }
     return out;
 }

@@ -276,6 +276,15 @@ future<std::shared_ptr<internal::file_impl>> open_impl(std::string path, open_fl
     impl->direct = res.direct;
     struct statfs fs {};
     impl->memory_backed = ::fstatfs(res.fd, &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+    if (impl->memory_backed && res.direct) {
+        // tmpfs takes O_DIRECT since Linux 6.6 but is memory all the same: without it, a read copies the bytes asked
+        // for, not the aligned blocks around them.
+        int fl = ::fcntl(res.fd, F_GETFL);
+        if (fl >= 0 && ::fcntl(res.fd, F_SETFL, fl & ~O_DIRECT) == 0) {
+            res.direct = false;
+            impl->direct = false;
+        }
+    }
     if (!res.direct) {
         impl->memory_align = impl->read_align = impl->write_align = 1;
     } else {

@@ -85,7 +85,8 @@ private:
 
 // Opens path for direct I/O (O_DIRECT, falling back to buffered I/O where
 // the filesystem refuses it, e.g. some tmpfs). Throws std::system_error
-// naming the path. Reads of a file on tmpfs or ramfs are done on the shard at once (pread), not through the backend.
+// naming the path. A file on tmpfs or ramfs is opened buffered (it is memory), and its reads are done on the shard
+// at once (pread), not through the backend.
 future<file> open_file_dma(std::string path, open_flags flags, mode_t mode = 0644);
 // Opens path for I/O through the page cache: a write returns once the kernel holds the bytes (a process crash
 // keeps them; flush() makes them durable), however busy the disk. is_direct() is false.

@@ -6,6 +6,8 @@
 #include "sstables/index_entry.hh"
 #include "utils/vint.hh"
 
+#include <memory>
+
 namespace reef::sstables {
 
 namespace {
@@ -39,7 +41,15 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
     // Only where each entry starts: the page is checked whole here (key, position and promoted index within its
     // bytes), so that reading an entry in place needs no check; the promoted index is parsed (and checked) by the
     // read that uses it (parse_promoted_index). No key is hashed: a lookup hashes the few it compares.
-    return [file = std::move(file), token = std::move(token)](std::string_view bytes, uint64_t base_offset) {
+    // The parser is copied with every read's handles: its state is shared, so that a copy allocates nothing.
+    struct state {
+        std::string file;
+        mx_fragment_consumer::token_function token;
+    };
+    auto shared = std::make_shared<const state>(state{std::move(file), std::move(token)});
+    return [shared](std::string_view bytes, uint64_t base_offset) {
+        auto& file = shared->file;
+        auto& token = shared->token;
         if (bytes.size() > UINT32_MAX) {
             throw malformed_sstable_exception(file, base_offset, "an index page of " + std::to_string(bytes.size()) +
                                                                      " bytes (at most 2^32 - 1)");

@@ -20,6 +20,17 @@ struct data_span {
 // The bytes [start, end) of Data.db, in one buffer: one read when they fit one (the source's first read is asked
 // to be all of them).
 future<temporary_buffer> read_span(const sstable& sst, uint64_t start, uint64_t end) {
+    if (!sst.components().compression) {
+        // Uncompressed (checked by CRC.db, which a batch does not check): the file's bytes, in one read.
+        auto data = sst.data_file();
+        auto buf = co_await data.dma_read(start, end - start);
+        if (buf.size() != end - start) {
+            throw std::runtime_error(sst.components().desc.filename(component_type::data) + ": Data.db ends at " +
+                                     std::to_string(start + buf.size()) + ", before the index's partition end " +
+                                     std::to_string(end));
+        }
+        co_return buf;
+    }
     auto src = make_data_source(sst.data_file(), sst.components(), start, end - start, integrity_check::no, end - start);
     std::vector<temporary_buffer> parts;
     size_t total = 0;

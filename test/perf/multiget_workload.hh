@@ -68,6 +68,8 @@ struct multiget_workload {
     bool reef_row_cache = false;
     // Reef reads its flushed sstables as they are (overlapping), without the major compaction RocksDB's run has.
     bool reef_flat = false;
+    // The size of the major compaction's sstables (LCS's sstable_size_in_mb): 8 MiB, about 8.6 MB of Data.db.
+    uint64_t reef_sstable_mb = 8;
     // The methods run (indexes into multiget_methods).
     std::vector<unsigned> methods = {0, 1, 2};
 

@@ -97,6 +97,8 @@ int perf_multiget_main(int argc, char** argv) {
              "random reads of 16-byte keys rarely hit it, and each miss populates it)", &wl.reef_row_cache);
     opts.add("reef-flat", "Reef reads the sstables its flushes wrote, each spanning the ring (no major compaction "
              "into a leveled run after the load, which the RocksDB run has)", &wl.reef_flat);
+    opts.add("reef-sstable-mb", "the size of the sstables of Reef's major compaction (LCS's sstable_size_in_mb), "
+             "MiB", &wl.reef_sstable_mb, uint64_t(8), uint64_t(1));
     opts.add("data-directory", "where each engine's database goes (tmpfs by default: data in memory)", &data_dir,
              "/dev/shm/reef-perf");
     opts.add("output-format", "text, or json (one object per cell)", &format, "text");

@@ -3,7 +3,8 @@
 """reef perf-multiget at a tiny scale, both engines: every cell's found count (--output-format json) must equal this
 file's model of the workload (the load's random keys, then each cell's batches as multiget_workload::cell_batches
 draws them, each method its own keys), for every method of both engines, so that both provably read the same keys and found what was written.
-Reef's memtable threshold is small so that its reads merge several sstables and its memtable.
+Reef's sstables are small: its major compaction writes a run of several (the default), and with --reef-flat (a
+second, Reef-only run) its reads merge the overlapping sstables of its flushes.
 Run by test.py in dev mode only, with REEF_BUILD_DIR (build/<mode>)."""
 import json
 import os
@@ -42,38 +43,42 @@ def cell_batches(keys, reads, batch, stride, method):
 def main():
     build = os.environ.get('REEF_BUILD_DIR', os.path.join(os.path.dirname(__file__), '..', '..', 'build', 'dev'))
     reef = os.path.join(build, 'reef')
-    keys, reads, batches, strides = 6000, 320, [1, 4, 32], [0, 16, 256]
+    # 30000 keys: about 2.7 MB of partitions, so Reef's major compaction writes a run of three 1 MiB sstables.
+    keys, reads, batches, strides = 30000, 320, [1, 4, 32], [0, 16, 256]
     if os.environ.get('REEF_TEST_MODE') == 'debug':   # ASan
         keys, reads = 2000, 96
     rng = SplitMix64(1)
     written = set(rng.next() % keys for _ in range(keys))
     where = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else None
     failures = 0
-    with tempfile.TemporaryDirectory(prefix='reef-multiget-', dir=where) as data:
-        cmd = [reef, 'perf-multiget', '--engine', 'both', '--output-format', 'json', '--keys', str(keys),
-               '--reads', str(reads), '--batches', ','.join(map(str, batches)),
-               '--strides', ','.join(map(str, strides)), '--reef-memtable-mb', '1', '--cache-mb', '1',
-               '--data-directory', data]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        cells = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
-        if out.returncode != 0:
-            print(f'FAIL: {" ".join(cmd)} exited {out.returncode}\n{out.stdout}\n{out.stderr}')
-            return 1
-        want_cells = {(e, m, b, s) for e in ('reef', 'rocksdb') for m in ('get', 'multiget_loop', 'multiget')
-                      for b in batches for s in strides}
-        got_cells = {(c['engine'], c['method'], c['batch'], c['stride']) for c in cells}
-        if got_cells != want_cells:
-            print(f'FAIL: cells {sorted(got_cells ^ want_cells)} missing or extra')
-            failures += 1
-        for c in cells:
-            method = ('get', 'multiget_loop', 'multiget').index(c['method'])
-            bs = cell_batches(keys, reads, c['batch'], c['stride'], method)
-            want = sum(k in written for b in bs for k in b)
-            nkeys = sum(len(b) for b in bs)
-            ok = c['found'] == want and c['keys'] == nkeys and c['us_per_key'] > 0
-            failures += not ok
-            print(f'{c["engine"]:8} {c["method"]:14} batch {c["batch"]:3} stride {c["stride"]:4}: found '
-                  f'{c["found"]} of {c["keys"]} (model {want} of {nkeys}) {"ok" if ok else "FAIL"}')
+    for variant in ([], ['--reef-flat']):
+        engines = ('reef', 'rocksdb') if not variant else ('reef',)
+        with tempfile.TemporaryDirectory(prefix='reef-multiget-', dir=where) as data:
+            cmd = [reef, 'perf-multiget', '--engine', 'both' if not variant else 'reef', '--output-format', 'json',
+                   '--keys', str(keys), '--reads', str(reads), '--batches', ','.join(map(str, batches)),
+                   '--strides', ','.join(map(str, strides)), '--reef-memtable-mb', '1', '--reef-sstable-mb', '1',
+                   '--cache-mb', '1', '--data-directory', data] + variant
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            cells = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
+            if out.returncode != 0:
+                print(f'FAIL: {" ".join(cmd)} exited {out.returncode}\n{out.stdout}\n{out.stderr}')
+                return 1
+            want_cells = {(e, m, b, s) for e in engines for m in ('get', 'multiget_loop', 'multiget')
+                          for b in batches for s in strides}
+            got_cells = {(c['engine'], c['method'], c['batch'], c['stride']) for c in cells}
+            if got_cells != want_cells:
+                print(f'FAIL: cells {sorted(got_cells ^ want_cells)} missing or extra')
+                failures += 1
+            for c in cells:
+                method = ('get', 'multiget_loop', 'multiget').index(c['method'])
+                bs = cell_batches(keys, reads, c['batch'], c['stride'], method)
+                want = sum(k in written for b in bs for k in b)
+                nkeys = sum(len(b) for b in bs)
+                ok = c['found'] == want and c['keys'] == nkeys and c['us_per_key'] > 0
+                failures += not ok
+                print(f'{" ".join(variant) or "run":11} {c["engine"]:8} {c["method"]:14} batch {c["batch"]:3} stride '
+                      f'{c["stride"]:4}: found {c["found"]} of {c["keys"]} (model {want} of {nkeys}) '
+                      f'{"ok" if ok else "FAIL"}')
     print('perf_multiget_smoke:', 'FAILED' if failures else 'passed')
     return 1 if failures else 0
 

@@ -252,9 +252,10 @@ future<uint64_t> compact_sstables(table_state& t, std::vector<sstables::shared_s
     uint64_t written = 0;
     std::exception_ptr err;
     try {
-        written = co_await with_closeable(std::move(reader), [&t, &planned, &opts, &outputs, max_output_size](mutation_reader& r) {
+        auto write = [&t, &planned, &opts, &outputs, max_output_size](mutation_reader& r) {
             return write_outputs(t, r, planned, opts, max_output_size, outputs);
-        });
+        };
+        written = co_await with_closeable(std::move(reader), write);
     } catch (const sstables::injected_crash&) {
         throw;  // a test's crash: the files stay as they are
     } catch (...) {

@@ -23,9 +23,8 @@ bool sstable::may_contain(const dht::decorated_key& k) const {
 }
 
 sstable_read_handles sstable::read_handles() const {
-    return sstable_read_handles{&_components, _header,      _data,       _data_path,
-                                &_summary,    _cached_index.get(), _index_cache.get(), _parse_page,
-                                _token};
+    return sstable_read_handles{&_components,      _header,           _data,       _data_path, &_summary,
+                                _cached_index.get(), _index_cache.get(), _parse_page, _token};
 }
 
 future<> sstable::open(cache::cache_tracker& tracker) {
@@ -67,7 +66,8 @@ future<> sstable::load(cache::cache_tracker& tracker) {
     }
     auto& sum = _components.summary;
     if (!sum.first_key.empty() && !sum.last_key.empty()) {
-        auto bounds = make_index_summary(sstables::summary{.entries = {{sum.first_key, 0}, {sum.last_key, 0}}}, 0, 0, _token);
+        auto ends = sstables::summary{.entries = {{sum.first_key, 0}, {sum.last_key, 0}}};
+        auto bounds = make_index_summary(ends, 0, 0, _token);
         _bounds.emplace(std::move(bounds.points[0].key), std::move(bounds.points[1].key));
     }
     _data_path = _desc.filename(component_type::data);

@@ -17,20 +17,9 @@ struct data_span {
     std::vector<size_t> partitions;
 };
 
-// The bytes [start, end) of Data.db, in one buffer: one read when they fit one (the source's first read is asked
-// to be all of them).
-future<temporary_buffer> read_span(const sstable& sst, uint64_t start, uint64_t end) {
-    if (!sst.components().compression) {
-        // Uncompressed (checked by CRC.db, which a batch does not check): the file's bytes, in one read.
-        auto data = sst.data_file();
-        auto buf = co_await data.dma_read(start, end - start);
-        if (buf.size() != end - start) {
-            throw std::runtime_error(sst.components().desc.filename(component_type::data) + ": Data.db ends at " +
-                                     std::to_string(start + buf.size()) + ", before the index's partition end " +
-                                     std::to_string(end));
-        }
-        co_return buf;
-    }
+// The bytes [start, end) of a compressed Data.db, decompressed through its data source (asked to read them all at
+// once); fewer where the file ends early.
+future<temporary_buffer> read_decompressed(const sstable& sst, uint64_t start, uint64_t end) {
     auto src = make_data_source(sst.data_file(), sst.components(), start, end - start, integrity_check::no, end - start);
     std::vector<temporary_buffer> parts;
     size_t total = 0;
@@ -51,11 +40,6 @@ future<temporary_buffer> read_span(const sstable& sst, uint64_t start, uint64_t 
     if (ex) {
         std::rethrow_exception(ex);
     }
-    if (total != end - start) {
-        throw std::runtime_error(sst.components().desc.filename(component_type::data) + ": Data.db ends at " +
-                                 std::to_string(start + total) + ", before the index's partition end " +
-                                 std::to_string(end));
-    }
     if (parts.size() == 1) {
         co_return std::move(parts.front());
     }
@@ -66,6 +50,23 @@ future<temporary_buffer> read_span(const sstable& sst, uint64_t start, uint64_t 
         at += p.size();
     }
     co_return out;
+}
+
+// The bytes [start, end) of Data.db, in one buffer: an uncompressed file's in one read (a batch checks no CRC).
+future<temporary_buffer> read_span(const sstable& sst, uint64_t start, uint64_t end) {
+    temporary_buffer buf;
+    if (sst.components().compression) {
+        buf = co_await read_decompressed(sst, start, end);
+    } else {
+        auto data = sst.data_file();
+        buf = co_await data.dma_read(start, end - start);
+    }
+    if (buf.size() != end - start) {
+        throw std::runtime_error(sst.components().desc.filename(component_type::data) + ": Data.db ends at " +
+                                 std::to_string(start + buf.size()) + ", before the index's partition end " +
+                                 std::to_string(end));
+    }
+    co_return buf;
 }
 
 } // namespace

@@ -10,17 +10,14 @@
 
 namespace reef::sstables {
 
-namespace {
-
-dht::decorated_key decorate(partition_key k, const mx_fragment_consumer::token_function& token) {
+dht::decorated_key decorate_key(std::string key, const mx_fragment_consumer::token_function& token) {
+    partition_key k(std::move(key));
     if (!token) {
         return dht::decorated_key(std::move(k));
     }
     auto t = token(to_bytes_view(k.view()));
     return dht::decorated_key(t, std::move(k));
 }
-
-} // namespace
 
 index::index_summary make_index_summary(const summary& s, uint64_t index_file_size, uint64_t data_length,
                                         const mx_fragment_consumer::token_function& token) {
@@ -30,7 +27,7 @@ index::index_summary make_index_summary(const summary& s, uint64_t index_file_si
     out.points.reserve(s.entries.size());
     out.tokens.reserve(s.entries.size());
     for (auto& e : s.entries) {
-        out.points.push_back({decorate(partition_key(e.key), token), e.index_position});
+        out.points.push_back({decorate_key(e.key, token), e.index_position});
         out.tokens.push_back(out.points.back().key.get_token());
     }
     return out;

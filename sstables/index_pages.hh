@@ -11,6 +11,9 @@
 
 namespace reef::sstables {
 
+// A partition key's bytes decorated with their token (token: the sstable's partitioner; empty is Murmur3).
+dht::decorated_key decorate_key(std::string key, const mx_fragment_consumer::token_function& token = {});
+
 // The summary's points decorated with their tokens (token: the sstable's partitioner; empty is Murmur3);
 // index_file_size ends the last page.
 index::index_summary make_index_summary(const summary& s, uint64_t index_file_size, uint64_t data_length,

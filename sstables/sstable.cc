@@ -66,9 +66,7 @@ future<> sstable::load(cache::cache_tracker& tracker) {
     }
     auto& sum = _components.summary;
     if (!sum.first_key.empty() && !sum.last_key.empty()) {
-        auto ends = sstables::summary{.entries = {{sum.first_key, 0}, {sum.last_key, 0}}};
-        auto bounds = make_index_summary(ends, 0, 0, _token);
-        _bounds.emplace(std::move(bounds.points[0].key), std::move(bounds.points[1].key));
+        _bounds.emplace(decorate_key(sum.first_key, _token), decorate_key(sum.last_key, _token));
     }
     _data_path = _desc.filename(component_type::data);
     _parse_page = make_index_page_parser(_desc.version, _desc.filename(component_type::index), _token);

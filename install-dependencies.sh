@@ -23,6 +23,7 @@ PACKAGES=(
     libsnappy-dev
     libzstd-dev
     zlib1g-dev
+    libgoogle-perftools-dev  # tcmalloc, the allocator of the dev and release builds
     openjdk-17-jdk-headless  # interop tests against Cassandra's jars
     maven
     clang-16                 # the libFuzzer targets (./configure.py --mode=fuzz); g++ builds everything else

@@ -2,6 +2,7 @@
 // `reef server` does; `reef help` lists the subcommands, `reef --version` prints the build's version.
 #include "node/node.hh"
 #include "reef_version.hh"
+#include "runtime/memory.hh"
 #include "test/drivers/drivers.hh"
 #include "test/perf/perf.hh"
 #include "tools/nodetool.hh"
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (cmd == "--version") {
-        std::printf("%s\n", version_text);
+        std::printf("%s\nallocator: %s\n", version_text, reef::memory::allocator_name().c_str());
         return 0;
     }
     if (cmd.starts_with("-")) {

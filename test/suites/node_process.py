@@ -83,6 +83,10 @@ def main():
         release = f.read().strip()
     check(out.returncode == 0 and out.stdout.startswith(f'reef {release} (commit '),
           f'reef --version: {out.returncode} {out.stdout!r} {out.stderr!r}')
+    # dev and release link tcmalloc (configure.py); the sanitizer builds keep glibc's malloc.
+    mode = os.path.basename(os.path.normpath(BUILD))
+    allocator = 'tcmalloc ' if mode in ('dev', 'release') else 'glibc malloc'
+    check(f'\nallocator: {allocator}' in out.stdout, f'reef --version ({mode} build): {out.stdout!r}')
     print(out.stdout.strip())
     out = subprocess.run([REEF, 'server', '--help'], capture_output=True, text=True, timeout=30)
     check(out.returncode == 0 and '--options-file' in out.stdout and '--native-transport-port' in out.stdout,

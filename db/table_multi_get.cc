@@ -45,6 +45,23 @@ mutation_reader located_reader(const sstables::shared_sstable& sst, const schema
     return sstables::make_located_sstable_reader(sst, s, std::move(permit), {.slice = forward_slice}, std::move(located));
 }
 
+// The sstables whose key bounds hold a key of the batch (in ring order): only these are held and read. The first
+// key at or after an sstable's first partition is the one to check against its last.
+std::vector<sstables::shared_sstable> sstables_spanning(const std::vector<sstables::shared_sstable>& all,
+                                                        const std::vector<dht::decorated_key>& keys) {
+    std::vector<sstables::shared_sstable> out;
+    for (auto& sst : all) {
+        auto& points = sst->summary().points;
+        auto first = points.empty() ? keys.begin() : std::partition_point(keys.begin(), keys.end(), [&](auto& k) {
+            return k < points.front().key;
+        });
+        if (first != keys.end() && sst->spans(*first)) {
+            out.push_back(sst);
+        }
+    }
+    return out;
+}
+
 void apply_into(std::optional<mutation>& slot, mutation m) {
     if (slot) {
         slot->apply(m);
@@ -145,13 +162,13 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
             memtables.push_back(mt);
         }
     }
-    auto ssts = _sstables;
+    auto ssts = sstables_spanning(_sstables, keys);
     std::vector<gate::holder> holds;
     holds.reserve(ssts.size());
     for (auto& sst : ssts) {
         holds.emplace_back(sst->readers());
     }
-    row_cache* cache = _cache && bypass == bypass_cache::no && !ssts.empty() ? _cache.get() : nullptr;
+    row_cache* cache = _cache && bypass == bypass_cache::no && !_sstables.empty() ? _cache.get() : nullptr;
     uint64_t phase = cache ? cache->phase() : 0;
 
     // The row cache first: its hits (data, or known absent) are the sstables' part of those keys.

@@ -3,7 +3,8 @@
 // disjoint key bounds (--reef-flat: the flushed sstables as they are, each spanning the ring), read through the shard's
 // caches at RocksDB's block cache size. get: table::make_reader of the key's singular range (the path a
 // single-partition query takes) into a mutation; multiget_loop: table::multi_get of one key at a time;
-// multiget: table::multi_get of the whole batch (its keys in ring order, distinct).
+// multiget: table::multi_get of the whole batch (its keys in ring order, distinct). With --reef-stride-order ring, a
+// strided batch's keys are `stride` apart in ring order (tokens) rather than in key order.
 #include "test/perf/multiget_workload.hh"
 #include "test/perf/perf_util.hh"
 
@@ -126,6 +127,23 @@ future<> load(table& t, const multiget_workload& wl, double& seconds) {
     seconds = seconds_since(start);
 }
 
+// The keys of [0, n) in ring order: a batch's i-th key in key order becomes the i-th in ring order (--reef-stride-order
+// ring), so that keys `stride` apart are that far apart in Reef's sstables.
+std::vector<uint64_t> ring_order(uint64_t n) {
+    std::vector<std::pair<dht::token, uint64_t>> by_token;
+    by_token.reserve(n);
+    for (uint64_t k = 0; k < n; ++k) {
+        by_token.emplace_back(decorated(k).get_token(), k);
+    }
+    std::sort(by_token.begin(), by_token.end());
+    std::vector<uint64_t> out;
+    out.reserve(n);
+    for (auto& [t, k] : by_token) {
+        out.push_back(k);
+    }
+    return out;
+}
+
 struct timing {
     clock_type::time_point wall = clock_type::now();
     double cpu = thread_cpu_seconds();
@@ -193,10 +211,18 @@ multiget_run run_reef_multiget(const multiget_workload& wl, const std::string& d
             auto warm = wl.cell_batches(1, 0, 3);
             warm.resize(std::min<size_t>(warm.size(), 20000));
             co_await measure(t, warm, "get", 0, 0);
+            auto ring = wl.reef_ring_order ? ring_order(wl.keys) : std::vector<uint64_t>{};
             for (auto stride : wl.strides) {
                 for (auto batch : wl.batches) {
                     for (unsigned m : wl.methods) {
                         auto batches = wl.cell_batches(batch, stride, m);
+                        if (!ring.empty() && stride != 0) {
+                            for (auto& b : batches) {
+                                for (auto& k : b) {
+                                    k = ring[k];
+                                }
+                            }
+                        }
                         out.cells.push_back(co_await measure(t, batches, multiget_methods[m], batch, stride));
                     }
                 }

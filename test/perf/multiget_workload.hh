@@ -70,6 +70,9 @@ struct multiget_workload {
     bool reef_flat = false;
     // The size of the major compaction's sstables (LCS's sstable_size_in_mb): 8 MiB, about 8.6 MB of Data.db.
     uint64_t reef_sstable_mb = 8;
+    // Reef's batches of stride S are keys S apart in ring order (by token: where Reef stores them, as RocksDB's are S
+    // apart in its key order) instead of the same batches RocksDB reads, whose keys Murmur3 scatters over the ring.
+    bool reef_ring_order = false;
     // The methods run (indexes into multiget_methods).
     std::vector<unsigned> methods = {0, 1, 2};
 

@@ -1,12 +1,15 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # test.py modes: dev
 """reef perf-multiget at a tiny scale, both engines: every cell's found count (--output-format json) must equal this
 file's model of the workload (the load's random keys, then each cell's batches as multiget_workload::cell_batches
 draws them, each method its own keys), for every method of both engines, so that both provably read the same keys and found what was written.
 Reef's sstables are small: its major compaction writes a run of several (the default), and with --reef-flat (a
-second, Reef-only run) its reads merge the overlapping sstables of its flushes.
-Run by test.py in dev mode only, with REEF_BUILD_DIR (build/<mode>)."""
+second, Reef-only run) its reads merge the overlapping sstables of its flushes. A third, Reef-only run takes its
+strided batches in ring order (--reef-stride-order ring), modelled with the driver's Murmur3.
+Run by test.py in dev mode only, with REEF_BUILD_DIR (build/<mode>), under /usr/bin/python3 (Debian's python3-cassandra).
+"""
 import json
+from cassandra.murmur3 import murmur3
 import os
 import subprocess
 import sys
@@ -40,6 +43,15 @@ def cell_batches(keys, reads, batch, stride, method):
     return out
 
 
+def key_bytes(n):
+    return n.to_bytes(8, 'big') + b'0' * 8
+
+
+def ring_order(keys):
+    """The keys of [0, keys) by token, then key bytes (big-endian: numeric order)."""
+    return sorted(range(keys), key=lambda k: (murmur3(key_bytes(k)), k))
+
+
 def main():
     build = os.environ.get('REEF_BUILD_DIR', os.path.join(os.path.dirname(__file__), '..', '..', 'build', 'dev'))
     reef = os.path.join(build, 'reef')
@@ -51,7 +63,8 @@ def main():
     written = set(rng.next() % keys for _ in range(keys))
     where = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else None
     failures = 0
-    for variant in ([], ['--reef-flat']):
+    ring = ring_order(keys)
+    for variant in ([], ['--reef-flat'], ['--reef-stride-order', 'ring']):
         engines = ('reef', 'rocksdb') if not variant else ('reef',)
         with tempfile.TemporaryDirectory(prefix='reef-multiget-', dir=where) as data:
             cmd = [reef, 'perf-multiget', '--engine', 'both' if not variant else 'reef', '--output-format', 'json',
@@ -72,6 +85,8 @@ def main():
             for c in cells:
                 method = ('get', 'multiget_loop', 'multiget').index(c['method'])
                 bs = cell_batches(keys, reads, c['batch'], c['stride'], method)
+                if 'ring' in variant and c['stride'] != 0:
+                    bs = [[ring[k] for k in b] for b in bs]
                 want = sum(k in written for b in bs for k in b)
                 nkeys = sum(len(b) for b in bs)
                 ok = c['found'] == want and c['keys'] == nkeys and c['us_per_key'] > 0

@@ -6,7 +6,8 @@ draws them, each method its own keys), for every method of both engines, so that
 Reef's sstables are small: its major compaction writes a run of several (the default), and with --reef-flat (a
 second, Reef-only run) its reads merge the overlapping sstables of its flushes. A third, Reef-only run takes its
 strided batches in ring order (--reef-stride-order ring), modelled with the driver's Murmur3.
-Run by test.py in dev mode only, with REEF_BUILD_DIR (build/<mode>), under /usr/bin/python3 (Debian's python3-cassandra).
+Run by test.py in dev mode only, with REEF_BUILD_DIR (build/<mode>), under /usr/bin/python3 (Debian's
+python3-cassandra).
 """
 import json
 from cassandra.murmur3 import murmur3

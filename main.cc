@@ -1,5 +1,6 @@
 // The reef binary: `reef <subcommand> [options]`. With no subcommand (or options only) it runs the node, as
-// `reef server` does; `reef help` lists the subcommands, `reef --version` prints the build's version and its allocator.
+// `reef server` does; `reef help` lists the subcommands, `reef --version` prints the build's version and its
+// allocator.
 #include "node/node.hh"
 #include "reef_version.hh"
 #include "runtime/memory.hh"

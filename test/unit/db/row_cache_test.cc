@@ -13,6 +13,7 @@
 #include "test/lib/random_mutation.hh"
 #include "test/lib/reef_test.hh"
 #include "test/lib/simple_keys.hh"
+#include "test/lib/table_read_check.hh"
 #include "test/lib/tmpdir.hh"
 #include "test/lib/writable_mutation.hh"
 
@@ -366,9 +367,11 @@ REEF_TEST_CASE(test_row_cache_hits_do_no_io) {
         BOOST_REQUIRE_MESSAGE(disk_reads() == io, what << ": the second read did " << disk_reads() - io << " reads");
         BOOST_REQUIRE_MESSAGE(st.hits > hits, what << ": the second read is a hit");
         BOOST_REQUIRE_EQUAL(st.misses, misses);
-        auto want = canonical_mutations(s, expected_read(model, pr, slice, reversed), reversed);
-        BOOST_REQUIRE_MESSAGE(canonical_mutations(s, first, reversed) == want, what << ": first read");
-        BOOST_REQUIRE_MESSAGE(canonical_mutations(s, second, reversed) == want, what << ": second read");
+        // Without empty partitions: a generated mutation may be empty, and the flush writes no partition for it
+        // (seed 2368978710).
+        auto want = canonical_nonempty(s, expected_read(model, pr, slice, reversed), reversed);
+        BOOST_REQUIRE_MESSAGE(canonical_nonempty(s, first, reversed) == want, what << ": first read");
+        BOOST_REQUIRE_MESSAGE(canonical_nonempty(s, second, reversed) == want, what << ": second read");
     };
     auto forward = g.make_ranges();
     co_await check(dht::partition_range::singular(keys[0]), forward, false, "one partition, a slice");
@@ -396,8 +399,8 @@ REEF_TEST_CASE(test_row_cache_hits_do_no_io) {
         auto tracker_before = tracker.row_stats();
         auto used = tracker.lru().memory_used();
         auto fs = co_await read(t, dht::partition_range::full(), full_slice(), false, bypass_cache::yes);
-        BOOST_REQUIRE(canonical_mutations(s, fs, false) ==
-                      canonical_mutations(s, expected_read(model, dht::partition_range::full(), full_slice(), false), false));
+        BOOST_REQUIRE(canonical_nonempty(s, fs, false) ==
+                      canonical_nonempty(s, expected_read(model, dht::partition_range::full(), full_slice(), false), false));
         require_equal_stats(st, before);
         require_equal_stats(tracker.row_stats(), tracker_before);
         BOOST_REQUIRE_EQUAL(tracker.lru().memory_used(), used);
@@ -424,8 +427,8 @@ REEF_TEST_CASE(test_row_cache_hits_do_no_io) {
         auto hits = st.hits;
         auto misses = st.misses;
         auto fs = co_await read(t, dht::partition_range::full(), full_slice(), false);
-        BOOST_REQUIRE(canonical_mutations(s, fs, false) ==
-                      canonical_mutations(s, expected_read(model, dht::partition_range::full(), full_slice(), false), false));
+        BOOST_REQUIRE(canonical_nonempty(s, fs, false) ==
+                      canonical_nonempty(s, expected_read(model, dht::partition_range::full(), full_slice(), false), false));
         BOOST_REQUIRE_EQUAL(disk_reads(), io);
         BOOST_REQUIRE_EQUAL(st.misses, misses);
         BOOST_REQUIRE_GT(st.hits, hits);

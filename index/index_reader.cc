@@ -7,10 +7,7 @@
 namespace reef::index {
 
 size_t index_summary::points_not_after(const dht::decorated_key& k) const noexcept {
-    if (tokens.size() != points.size()) {
-        return std::partition_point(points.begin(), points.end(), [&](const summary_point& p) { return p.key <= k; }) -
-               points.begin();
-    }
+    // make_index_summary, the one maker of summaries, gives every point its token.
     auto t = k.get_token();
     size_t n = std::lower_bound(tokens.begin(), tokens.end(), t) - tokens.begin();
     while (n < points.size() && tokens[n] == t && points[n].key <= k) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <span>
 #include <stdexcept>
+#include <utility>
 
 namespace reef {
 
@@ -45,17 +46,24 @@ mutation_reader located_reader(const sstables::shared_sstable& sst, const schema
     return sstables::make_located_sstable_reader(sst, s, std::move(permit), {.slice = forward_slice}, std::move(located));
 }
 
-// The sstables whose key bounds hold a key of the batch (in ring order): only these are held and read. The first
-// key at or after an sstable's first partition is the one to check against its last.
+// The keys of the ring-ordered batch within sst's key bounds, [first, last): a run, whose first key is the first at
+// or after the summary's first point. Two binary searches.
+std::pair<size_t, size_t> keys_within(const sstables::sstable& sst, std::span<const dht::decorated_key> keys) {
+    auto& points = sst.summary().points;
+    auto first = points.empty() ? keys.begin() : std::partition_point(keys.begin(), keys.end(), [&](auto& k) {
+        return k < points.front().key;
+    });
+    auto last = std::partition_point(first, keys.end(), [&](auto& k) { return sst.spans(k); });
+    return {size_t(first - keys.begin()), size_t(last - keys.begin())};
+}
+
+// The sstables whose key bounds hold a key of the batch: only these are held and read.
 std::vector<sstables::shared_sstable> sstables_spanning(const std::vector<sstables::shared_sstable>& all,
                                                         const std::vector<dht::decorated_key>& keys) {
     std::vector<sstables::shared_sstable> out;
     for (auto& sst : all) {
-        auto& points = sst->summary().points;
-        auto first = points.empty() ? keys.begin() : std::partition_point(keys.begin(), keys.end(), [&](auto& k) {
-            return k < points.front().key;
-        });
-        if (first != keys.end() && sst->spans(*first)) {
+        auto [first, last] = keys_within(*sst, keys);
+        if (first != last) {
             out.push_back(sst);
         }
     }
@@ -86,15 +94,9 @@ future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>&
     std::vector<size_t> candidates;
     std::vector<future<sstables::located_batch>> locating;
     for (size_t i = 0; i < ssts.size(); ++i) {
-        // Only the keys within its bounds (a run of the ring-ordered batch: its first key is the summary's first
-        // point) reach its filter.
-        auto& points = ssts[i]->summary().points;
-        auto first = points.empty() ? keys.begin() : std::partition_point(keys.begin(), keys.end(), [&](auto& k) {
-            return k < points.front().key;
-        });
-        auto last = std::partition_point(first, keys.end(), [&](auto& k) { return ssts[i]->spans(k); });
-        size_t from = first - keys.begin();
-        auto admitted = sstables::probe_filter(*ssts[i], std::span(hashes).subspan(from, last - first), stats);
+        // Only the keys within its bounds reach its filter.
+        auto [from, to] = keys_within(*ssts[i], keys);
+        auto admitted = sstables::probe_filter(*ssts[i], std::span(hashes).subspan(from, to - from), stats);
         for (auto& a : admitted) {
             a += from;
         }

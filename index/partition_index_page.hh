@@ -1,5 +1,6 @@
 // partition_index_page: one summary page of Index.db as partition_index_cache holds it: the page's bytes as stored
-// and where each entry starts in them (4 bytes an entry); keys, tokens and positions are read in place on demand.
+// where each entry starts in them and the high half of its token (8 bytes an entry); keys and positions are read in
+// place on demand.
 #pragma once
 
 #include "mutation/token.hh"
@@ -19,14 +20,16 @@ namespace reef::index {
 
 // A page of mc..oa entries, each `key length (2 bytes, big-endian), key, Data.db position (unsigned vint),
 // promoted index size (unsigned vint) and body`, checked whole by the parser that built it: the accessors decode
-// without checks. A page costs its bytes and 4 bytes an entry (not a parsed entry each), so that a shard's cache
-// budget holds about twice the pages, and a page miss parses no key and hashes no token.
+// without checks. A page costs its bytes and 8 bytes an entry (not a parsed entry each), so that a shard's cache
+// budget holds about twice the pages. The parser hashes each key once: a search then compares the tokens' high
+// halves, side by side, and touches an entry's key only on a tie (a page's bytes are mostly cold in the CPU's cache).
 struct partition_index_page {
     using token_function = std::function<dht::token(std::span<const uint8_t> key)>;  // sstables' bytes_view
 
     std::string bytes;                  // the page's Index.db bytes
     uint64_t base_offset = 0;           // where they start in Index.db
     std::vector<uint32_t> entry_offsets;  // where each entry starts in bytes
+    std::vector<int32_t> token_high;      // each entry's token's high 32 bits (token_high_of)
     token_function token;               // the partitioner's token of a key; empty: Murmur3
 
     size_t size() const noexcept { return entry_offsets.size(); }
@@ -56,13 +59,23 @@ struct partition_index_page {
     // Where entry i's promoted index bytes are in Index.db (for errors).
     uint64_t promoted_index_position(size_t i) const noexcept { return base_offset + promoted_offset(i); }
 
-    // Entry i's key against k, in ring order (token, then the key's bytes unsigned, shorter first).
+    // The high half of a token: ordered as the tokens are, where they differ there.
+    static int32_t token_high_of(dht::token t) noexcept { return int32_t(t.value() >> 32); }
+
+    // Entry i's key against k, in ring order (token, then the key's bytes unsigned, shorter first). The key is
+    // hashed only when the high halves tie and the bytes differ (equal keys have equal tokens).
     std::strong_ordering compare(size_t i, const dht::decorated_key& k) const {
-        if (auto c = token_of(i) <=> k.get_token(); c != 0) {
+        if (auto c = token_high[i] <=> token_high_of(k.get_token()); c != 0) {
             return c;
         }
         auto a = key_bytes(i);
         auto b = k.key().view();
+        if (a == b) {
+            return std::strong_ordering::equal;
+        }
+        if (auto c = token_of(i) <=> k.get_token(); c != 0) {
+            return c;
+        }
         size_t n = std::min(a.size(), b.size());
         int c = n ? std::memcmp(a.data(), b.data(), n) : 0;
         if (c != 0) {
@@ -75,7 +88,8 @@ struct partition_index_page {
 
     // What the page costs in memory (charged to the cache's budget).
     size_t memory_usage() const noexcept {
-        return sizeof(*this) + bytes.capacity() + entry_offsets.capacity() * sizeof(uint32_t);
+        return sizeof(*this) + bytes.capacity() + entry_offsets.capacity() * sizeof(uint32_t) +
+               token_high.capacity() * sizeof(int32_t);
     }
 
 private:

@@ -37,7 +37,8 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
                                           mx_fragment_consumer::token_function token) {
     // Only where each entry starts: the page is checked whole here (key, position and promoted index within its
     // bytes), so that reading an entry in place needs no check; the promoted index is parsed (and checked) by the
-    // read that uses it (parse_promoted_index). No key is hashed: a lookup hashes the few it compares.
+    // read that uses it (parse_promoted_index). Each key is hashed here, once: a lookup compares the tokens' high
+    // halves and touches the few keys that tie.
     // The parser is copied with every read's handles: its state is shared, so that a copy allocates nothing.
     struct state {
         std::string file;
@@ -57,11 +58,15 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
         page.token = token;
         // Entries take at least 4 bytes (key length, one-byte position and promoted index size).
         page.entry_offsets.reserve(bytes.size() / 20 + 1);
+        page.token_high.reserve(bytes.size() / 20 + 1);
         byte_reader in(file, byte_reader::to_bytes(std::string_view(page.bytes)), base_offset);
         while (!in.at_end()) {
             page.entry_offsets.push_back(uint32_t(in.position()));
             auto key_len = in.read_be<uint16_t>("a partition key length");
-            in.read_bytes(key_len, "a partition key");
+            auto key = in.read_bytes(key_len, "a partition key");
+            auto t = token ? token(bytes_view(reinterpret_cast<const uint8_t*>(key.data()), key.size()))
+                           : dht::murmur3_token(key);
+            page.token_high.push_back(index::partition_index_page::token_high_of(t));
             in.read_unsigned_vint("a Data.db position");
             auto promoted_at = in.offset();
             auto promoted_len = in.read_unsigned_vint("a promoted index size");
@@ -72,6 +77,7 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
             in.read_bytes(promoted_len, "a promoted index");
         }
         page.entry_offsets.shrink_to_fit();
+        page.token_high.shrink_to_fit();
         return page;
     };
 }

@@ -23,8 +23,8 @@ bool sstable::may_contain(const dht::decorated_key& k) const {
 }
 
 sstable_read_handles sstable::read_handles() const {
-    return sstable_read_handles{&_components,      _header,           _data,       _data_path, &_summary,
-                                _cached_index.get(), _index_cache.get(), _parse_page, _token};
+    return sstable_read_handles{&_components,        _header,           _data,       _data_path, _index_path,
+                                &_summary,           _cached_index.get(), _index_cache.get(), _parse_page, _token};
 }
 
 future<> sstable::open(cache::cache_tracker& tracker) {
@@ -69,7 +69,8 @@ future<> sstable::load(cache::cache_tracker& tracker) {
         _bounds.emplace(decorate_key(sum.first_key, _token), decorate_key(sum.last_key, _token));
     }
     _data_path = _desc.filename(component_type::data);
-    _parse_page = make_index_page_parser(_desc.version, _desc.filename(component_type::index), _token);
+    _index_path = _desc.filename(component_type::index);
+    _parse_page = make_index_page_parser(_desc.version, _index_path, _token);
     _cached_index = std::make_unique<cache::cached_file>(_index, index_size, tracker);
     _index_cache = std::make_unique<index::index_page_cache>(tracker);
 }

@@ -86,6 +86,7 @@ private:
     index::index_summary _summary;
     std::optional<std::pair<dht::decorated_key, dht::decorated_key>> _bounds;  // first and last partition
     std::string _data_path;
+    std::string _index_path;
     index::page_parser _parse_page;
     std::unique_ptr<cache::cached_file> _cached_index;
     std::unique_ptr<index::index_page_cache> _index_cache;

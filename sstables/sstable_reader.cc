@@ -124,7 +124,6 @@ public:
                    streamed_forwarding fwd, bypass_cache bypass, reader_permit permit,
                    std::vector<located_partition> located = {}, bool located_mode = false)
         : mutation_reader_impl(std::move(s)), _located(std::move(located)), _located_mode(located_mode), _sstable(std::move(h)), _permit(std::move(permit)),
-          _index_file_name(_sstable.components->desc.filename(component_type::index)),
           _caches(*_sstable.index_file, *_sstable.index_cache, bypass),
           _index(*_sstable.summary, _caches, _sstable.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _full_slice(is_full(_slice)),
@@ -249,7 +248,7 @@ private:
                     co_return;
                 }
             }
-            _permit.check_timeout(_index_file_name);
+            _permit.check_timeout(_sstable.index_path);
             dr = co_await _index.range(_range);
         }
         if (dr.start >= dr.end) {
@@ -276,7 +275,7 @@ private:
         if (_loc) {
             first = _loc->entry;
         } else {
-            _permit.check_timeout(_index_file_name);
+            _permit.check_timeout(_sstable.index_path);
             first = co_await _index.first_entry(_range);
         }
         if (!first || first->data_position() != position) {
@@ -513,7 +512,7 @@ private:
         if (_loc && _loc->entry.is(key)) {
             e = _loc->entry;
         } else {
-            _permit.check_timeout(_index_file_name);
+            _permit.check_timeout(_sstable.index_path);
             e = co_await _index.find(key);
         }
         if (!e) {
@@ -525,7 +524,7 @@ private:
             throw malformed_sstable_exception(_sstable.data_file, _partition_position,
                                               "the index places this partition at " + std::to_string(entry_position));
         }
-        auto index_file = _sstable.components->desc.filename(component_type::index);
+        auto index_file = std::string(_sstable.index_path);
         auto pi = parse_promoted_index(e->page->promoted_index(e->index), _sstable.components->desc.version, index_file,
                                        e->page->promoted_index_position(e->index));
         if (pi) {
@@ -533,7 +532,7 @@ private:
             if (_loc && _loc->entry.is(key)) {
                 end = _loc->range.end;
             } else {
-                _permit.check_timeout(_index_file_name);
+                _permit.check_timeout(_sstable.index_path);
                 end = co_await _index.next_position(*e);
             }
             if (end <= _partition_position || end > _range_end) {
@@ -676,7 +675,6 @@ private:
 
     sstable_read_handles _sstable;  // the open sstable read
     reader_permit _permit;
-    std::string _index_file_name;  // for timeouts before index lookups
     cache::read_caches<index::partition_index_page> _caches;
     index::index_reader _index;
     dht::partition_range _range;

@@ -55,6 +55,16 @@ bool bloom_filter::is_present(const hash_type& h) const noexcept {
     return present;
 }
 
+void bloom_filter::prefetch(const hash_type& h) const noexcept {
+    if (_bits.empty()) {
+        return;
+    }
+    for_each_index(h, _hash_count, bit_count(), [&](uint64_t idx) {
+        __builtin_prefetch(_bits.data() + (idx >> 3));
+        return true;
+    });
+}
+
 void bloom_filter::add(const hash_type& h) noexcept {
     if (_bits.empty()) {
         return;

@@ -54,12 +54,14 @@ future<sstable_components> load_components(descriptor d) {
 
 data_source make_data_source(file data, const sstable_components& c, uint64_t pos, uint64_t len, integrity_check check,
                              uint64_t first_read) {
-    auto name = c.desc.filename(component_type::data);
+    // Only these two report errors by the file's name: it is formatted for them, not for every small read.
     if (c.compression) {
-        return make_compressed_data_source(std::move(data), std::move(name), c.compression, c.data_file_size, pos, len);
+        return make_compressed_data_source(std::move(data), c.desc.filename(component_type::data), c.compression,
+                                           c.data_file_size, pos, len);
     }
     if (c.crc && check == integrity_check::yes) {
-        return make_crc_checked_data_source(std::move(data), std::move(name), c.crc, c.data_file_size, pos, len);
+        return make_crc_checked_data_source(std::move(data), c.desc.filename(component_type::data), c.crc,
+                                            c.data_file_size, pos, len);
     }
     uint64_t end = len > c.data_file_size - std::min(pos, c.data_file_size) ? c.data_file_size : pos + len;
     file_input_stream_options opts;

@@ -70,6 +70,16 @@ std::vector<sstables::shared_sstable> sstables_spanning(const std::vector<sstabl
     return out;
 }
 
+// A batch of one key: t's single-partition read of it, forward, into a mutation.
+future<std::vector<std::optional<mutation>>> read_one(table& t, reader_permit permit, const dht::decorated_key& key,
+                                                      clustering_ranges forward_slice, bypass_cache bypass) {
+    read_options opts{.range = dht::partition_range::singular(key), .slice = std::move(forward_slice), .bypass = bypass};
+    auto r = t.make_reader(std::move(permit), std::move(opts));
+    std::vector<std::optional<mutation>> out;
+    out.push_back(co_await read_whole(std::move(r), t.schema()));
+    co_return out;
+}
+
 void apply_into(std::optional<mutation>& slot, mutation m) {
     if (slot) {
         slot->apply(m);
@@ -153,6 +163,11 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
         }
     }
     auto forward_slice = order == read_order::reversed ? reverse_ranges(slice) : std::move(slice);
+    if (keys.size() == 1 && !stats) {
+        // A batch of one shares nothing: make_reader's single-partition read, which the contract describes, without
+        // the batch's bookkeeping (a one-key batch took about 1.13 times a single-partition read's CPU).
+        co_return co_await read_one(*this, std::move(permit), keys.front(), std::move(forward_slice), bypass);
+    }
     // The sources present now, taken before anything suspends; the sstables' reader gates held (compaction closes
     // and removes an sstable only after its readers).
     std::vector<std::shared_ptr<memtable>> memtables;

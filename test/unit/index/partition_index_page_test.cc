@@ -4,6 +4,7 @@
 #include "index/partition_index_page.hh"
 #include "sstables/index_pages.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/test_rng.hh"
 #include "utils/vint.hh"
 
 #include <boost/test/unit_test.hpp>

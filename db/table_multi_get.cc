@@ -165,7 +165,7 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
     auto forward_slice = order == read_order::reversed ? reverse_ranges(slice) : std::move(slice);
     if (keys.size() == 1 && !stats) {
         // A batch of one shares nothing: make_reader's single-partition read, which the contract describes, without
-        // the batch's bookkeeping (a one-key batch took about 1.13 times a single-partition read's CPU).
+        // the batch's bookkeeping.
         co_return co_await read_one(*this, std::move(permit), keys.front(), std::move(forward_slice), bypass);
     }
     // The sources present now, taken before anything suspends; the sstables' reader gates held (compaction closes

@@ -63,10 +63,8 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
         while (!in.at_end()) {
             page.entry_offsets.push_back(uint32_t(in.position()));
             auto key_len = in.read_be<uint16_t>("a partition key length");
-            auto key = in.read_bytes(key_len, "a partition key");
-            auto t = token ? token(bytes_view(reinterpret_cast<const uint8_t*>(key.data()), key.size()))
-                           : dht::murmur3_token(key);
-            page.token_high.push_back(index::partition_index_page::token_high_of(t));
+            in.read_bytes(key_len, "a partition key");
+            page.token_high.push_back(page.token_high_of(page.token_of(page.size() - 1)));
             in.read_unsigned_vint("a Data.db position");
             auto promoted_at = in.offset();
             auto promoted_len = in.read_unsigned_vint("a promoted index size");

@@ -443,11 +443,14 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
                                  write_state& st) {
     auto v = d.version;
     bool compressed = bool(opts.compression);
-    std::vector<component_type> components = {component_type::data,       component_type::index,
-                                              component_type::summary,    component_type::filter,
-                                              component_type::statistics,
-                                              compressed ? component_type::compression_info : component_type::crc,
-                                              component_type::digest,     component_type::toc};
+    bool filtered = writes_filter(opts.bloom_filter_fp_chance);
+    std::vector<component_type> components = {component_type::data, component_type::index, component_type::summary};
+    if (filtered) {
+        components.push_back(component_type::filter);
+    }
+    components.insert(components.end(), {component_type::statistics,
+                                         compressed ? component_type::compression_info : component_type::crc,
+                                         component_type::digest, component_type::toc});
     auto toc_path = d.filename(component_type::toc);
     auto tmp_toc = toc_path + ".tmp";
     if (co_await file_exists(toc_path)) {
@@ -504,7 +507,9 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
                 pw.consume(*rtc);
             } else {
                 summary.add(pw.key(), index_pos);
-                hashes.push_back(bloom_filter::hash_of(std::as_bytes(std::span<const char>(pw.key()))));
+                if (filtered) {
+                    hashes.push_back(bloom_filter::hash_of(std::as_bytes(std::span<const char>(pw.key()))));
+                }
                 cardinality.offer(pw.key());
                 size_t before = index_buf.size();
                 pw.finish(index_buf, ser.clustering_types(), v);
@@ -534,10 +539,6 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
         co_await index.finish();
         result.data_file_size = data.stored_size();
 
-        auto filter = make_bloom_filter(opts.estimated_partitions.value_or(result.partitions), opts.bloom_filter_fp_chance);
-        for (auto& h : hashes) {
-            filter.add(h);
-        }
         double ratio = -1;
         if (compressed) {
             compression_info ci;
@@ -559,9 +560,16 @@ future<written_sstable> do_write(mutation_reader& stream, schema_ptr s, const de
         auto p = d.filename(component_type::summary);
         st.created.push_back(p);
         co_await write_whole_file(p, serialize_summary(std::move(summary).build()));
-        p = d.filename(component_type::filter);
-        st.created.push_back(p);
-        co_await write_whole_file(p, serialize_bloom_filter(filter, v));
+        if (filtered) {
+            auto filter = make_bloom_filter(opts.estimated_partitions.value_or(result.partitions),
+                                            opts.bloom_filter_fp_chance);
+            for (auto& h : hashes) {
+                filter.add(h);
+            }
+            p = d.filename(component_type::filter);
+            st.created.push_back(p);
+            co_await write_whole_file(p, serialize_bloom_filter(filter, v));
+        }
         auto sm = stats.build(ratio);
         sm.originating_host_id = opts.originating_host_id;
         if (!opts.commitlog_intervals.empty()) {

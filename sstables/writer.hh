@@ -31,6 +31,7 @@ struct writer_options {
     uint64_t column_index_size = 64 * 1024;
     // Summary.db samples every min_index_interval-th Index.db entry.
     uint32_t min_index_interval = 128;
+    // 1: no filter, and no Filter.db (Cassandra's writers list none in the TOC; readers take every key as present).
     double bloom_filter_fp_chance = 0.01;
     // The key count the filter is sized for; nullopt: the partitions actually written.
     std::optional<uint64_t> estimated_partitions;
@@ -46,6 +47,9 @@ struct writer_options {
     // length, leaving the rest of the stream for the next sstable (a compaction's output split into a run).
     uint64_t max_data_length = 0;
 };
+
+// Whether an sstable written at this false-positive chance has a Filter.db: not at 1, as in Cassandra.
+inline bool writes_filter(double bloom_filter_fp_chance) { return bloom_filter_fp_chance < 1; }
 
 // The options a table's schema asks for: its compression map ({'enabled': 'false'}, 'class',
 // 'chunk_length_in_kb') and bloom_filter_fp_chance; the defaults above otherwise.

@@ -45,7 +45,7 @@ future<> write_as_me(descriptor d, descriptor out, compression_choice compressio
     // The source's encoding stats and partitioner: the rewrite changes nothing but the writer.
     wo.stats = st.header->stats;
     wo.partitioner = st.validation->partitioner;
-    wo.bloom_filter_fp_chance = st.validation->bloom_filter_fp_chance > 0 && st.validation->bloom_filter_fp_chance < 1
+    wo.bloom_filter_fp_chance = st.validation->bloom_filter_fp_chance > 0 && st.validation->bloom_filter_fp_chance <= 1
                                     ? st.validation->bloom_filter_fp_chance
                                     : 0.01;
     auto f = co_await open_file_dma(data_name, open_flags::ro);

@@ -18,9 +18,9 @@
 
 namespace reef::testing {
 
-// The corpus folder, or nullopt. Looks above the working directory and above the test binary for the repo
-// root (the folder holding ARCHITECTURE.md) and takes ../shared from there.
-inline std::optional<std::filesystem::path> peer_corpus_dir() {
+// The repository's root (the folder holding ARCHITECTURE.md and configure.py) above the working directory or
+// above the test binary, or nullopt.
+inline std::optional<std::filesystem::path> repo_root_dir() {
     namespace fs = std::filesystem;
     std::vector<fs::path> starts = {fs::current_path()};
     std::error_code ec;
@@ -31,11 +31,7 @@ inline std::optional<std::filesystem::path> peer_corpus_dir() {
     for (auto dir : starts) {
         for (; !dir.empty(); dir = dir.parent_path()) {
             if (fs::exists(dir / "ARCHITECTURE.md") && fs::exists(dir / "configure.py")) {
-                auto corpus = dir / ".." / "shared" / "peer-sstables";
-                if (fs::is_directory(corpus)) {
-                    return fs::canonical(corpus);
-                }
-                return std::nullopt;
+                return dir;
             }
             if (dir == dir.parent_path()) {
                 break;
@@ -43,6 +39,25 @@ inline std::optional<std::filesystem::path> peer_corpus_dir() {
         }
     }
     return std::nullopt;
+}
+
+// The small sstable sets kept in the repository (test/resource/sstables, its README says what each holds).
+inline std::optional<std::filesystem::path> resource_sstables_dir() {
+    auto root = repo_root_dir();
+    return root ? std::optional(*root / "test" / "resource" / "sstables") : std::nullopt;
+}
+
+// The corpus folder (../shared/peer-sstables beside the repository), or nullopt.
+inline std::optional<std::filesystem::path> peer_corpus_dir() {
+    auto root = repo_root_dir();
+    if (!root) {
+        return std::nullopt;
+    }
+    auto corpus = *root / ".." / "shared" / "peer-sstables";
+    if (!std::filesystem::is_directory(corpus)) {
+        return std::nullopt;
+    }
+    return std::filesystem::canonical(corpus);
 }
 
 // The corpus, or nullopt after printing that the test skipped; with CI=true an absent corpus fails the test.

@@ -25,23 +25,8 @@ struct corpus_sstable {
 
 // The repository's test/resource/sstables folder, or nullopt.
 inline std::optional<std::filesystem::path> test_resource_sstables_dir() {
-    auto corpus = peer_corpus_dir();
-    namespace fs = std::filesystem;
-    std::vector<fs::path> starts = {fs::current_path()};
-    std::error_code ec;
-    auto exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        starts.push_back(exe.parent_path());
-    }
-    for (auto dir : starts) {
-        for (; !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
-            if (fs::exists(dir / "ARCHITECTURE.md") && fs::exists(dir / "configure.py")) {
-                auto p = dir / "test" / "resource" / "sstables";
-                return fs::is_directory(p) ? std::optional<fs::path>(p) : std::nullopt;
-            }
-        }
-    }
-    return std::nullopt;
+    auto dir = resource_sstables_dir();
+    return dir && std::filesystem::is_directory(*dir) ? dir : std::nullopt;
 }
 
 inline std::vector<corpus_sstable> sstables_in(const std::filesystem::path& root) {

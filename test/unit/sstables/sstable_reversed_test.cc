@@ -812,23 +812,7 @@ REEF_TEST_CASE(reversed_sstable_readers_combined_match_memtable_readers) {
 // read reversed, whole and from every promoted index block, is the forward stream reversed.
 REEF_TEST_CASE(partition_reversing_data_source_reads_oa) {
     namespace fs = std::filesystem;
-    std::optional<fs::path> resources;
-    for (auto dir = fs::current_path(); !dir.empty() && dir != dir.parent_path(); dir = dir.parent_path()) {
-        if (fs::exists(dir / "ARCHITECTURE.md") && fs::exists(dir / "configure.py")) {
-            resources = dir / "test" / "resource" / "sstables";
-            break;
-        }
-    }
-    if (!resources) {
-        std::error_code ec;
-        for (auto dir = fs::read_symlink("/proc/self/exe", ec).parent_path(); !ec && !dir.empty() && dir != dir.parent_path();
-             dir = dir.parent_path()) {
-            if (fs::exists(dir / "ARCHITECTURE.md") && fs::exists(dir / "configure.py")) {
-                resources = dir / "test" / "resource" / "sstables";
-                break;
-            }
-        }
-    }
+    auto resources = resource_sstables_dir();
     BOOST_REQUIRE_MESSAGE(resources, "test/resource/sstables is missing");
     size_t partitions = 0, deleted = 0, from_blocks = 0;
     for (auto name : {"oa_lz4", "oa_far_future"}) {

@@ -33,6 +33,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -308,6 +309,53 @@ REEF_TEST_CASE(test_corpus_sstables_write_and_read_back) {
     }
     BOOST_TEST_MESSAGE(sstables << " corpus sstables rewritten, " << identical << " compared byte for byte");
     BOOST_CHECK_GE(sstables, 40u);
+}
+
+// bloom_filter_fp_chance = 1, as Cassandra 3.11.19 wrote it (test/resource/sstables/me_no_filter): no Filter.db and
+// a TOC that lists none, 1 in Statistics.db, and Data, Index, Summary, CRC and Digest byte for byte Cassandra's.
+// Without a filter the sstable takes every key as present, so its reads go to the index.
+REEF_TEST_CASE(test_no_filter_sstable_is_cassandras) {
+    auto resources = resource_sstables_dir();
+    BOOST_REQUIRE_MESSAGE(resources, "test/resource/sstables is missing");
+    auto sets = load_sstables(*resources / "me_no_filter");
+    BOOST_REQUIRE_EQUAL(sets.size(), 1u);
+    auto& c = sets[0];
+    BOOST_REQUIRE_EQUAL(c.stats.validation->bloom_filter_fp_chance, 1.0);
+    auto schema = schema_from_header(*c.stats.header);
+    auto fragments = parse_corpus(c, schema);
+    auto expected = mutations_from_fragments(schema, fragments);
+    auto original = descriptor::from_path(c.data_path.string());
+    writer_options o;
+    o.compression.reset();
+    o.stats = c.stats.header->stats;
+    o.partitioner = c.stats.validation->partitioner;
+    o.bloom_filter_fp_chance = c.stats.validation->bloom_filter_fp_chance;
+    tmpdir dir;
+    auto d = desc_in(dir.path(), 1);
+    auto reader = make_fragment_vector_reader(schema, fragments);
+    co_await write_sstable(reader, schema, d, o);
+    co_await reader.close();
+
+    BOOST_CHECK(!std::filesystem::exists(d.filename(component_type::filter)));
+    auto toc_lines = [](const std::filesystem::path& p) {
+        std::set<std::string> lines;
+        std::ifstream in(p);
+        for (std::string line; std::getline(in, line);) {
+            lines.insert(line);
+        }
+        return lines;
+    };
+    BOOST_CHECK(toc_lines(d.filename(component_type::toc)) == toc_lines(original.filename(component_type::toc)));
+    for (auto comp : {component_type::data, component_type::index, component_type::summary, component_type::crc,
+                      component_type::digest}) {
+        BOOST_CHECK_MESSAGE(read_file(d.filename(comp)) == read_file(original.filename(comp)), component_name(comp));
+    }
+    auto r = co_await read_back(d, schema, token_function_for(o.partitioner));
+    BOOST_CHECK_EQUAL(r.stats.validation->bloom_filter_fp_chance, 1.0);
+    BOOST_REQUIRE(mutations_from_fragments(schema, r.fragments) == expected);
+    size_t blocks = 0;
+    check_components(r, *schema, o, expected.size(), blocks);
+    BOOST_CHECK(r.components.filter.is_present(std::string_view("not a key of this sstable")));
 }
 
 // Statistics.db as Cassandra writes it: for every sstable Cassandra 3.11.19 (me) and 5.0.9 (nb) wrote in the

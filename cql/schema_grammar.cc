@@ -3,6 +3,8 @@
 
 #include "cql/schema_grammar.hh"
 
+#include "compaction/compaction_options.hh"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -64,6 +66,20 @@ int32_t non_negative_int(const cql_token& at, const std::string& text, std::stri
         fail_at(at, fmt::format("unexpected '{}' (expected a non-negative integer for {})", at.source, name));
     }
     return v;
+}
+
+// Whether WITH compaction names LeveledCompactionStrategy (short or full class name).
+bool created_leveled(const table_options& options) {
+    auto it = options.other.find("compaction");
+    if (it == options.other.end()) {
+        return false;
+    }
+    try {
+        auto cls = compaction::parse_map_literal(it->second)["class"];
+        return cls == "LeveledCompactionStrategy" || cls == "org.apache.cassandra.db.compaction.LeveledCompactionStrategy";
+    } catch (const compaction::invalid_compaction_options&) {
+        return false;
+    }
 }
 
 // A resolver that accepts any user type name: the syntax of a type is checked before the types are known.
@@ -551,6 +567,11 @@ schema_ptr build_table(const create_table_syntax& t, const std::string& keyspace
     table_options options;
     options.compact_storage = t.compact_storage;
     auto id = apply_table_properties(t.properties, options);
+    // Cassandra's default chance depends on the strategy a table is created with (CompactionParams): 0.1 for
+    // LeveledCompactionStrategy, else 0.01. It is stored then, so a later ALTER of the strategy keeps it.
+    if (!options.other.contains("bloom_filter_fp_chance") && created_leveled(options)) {
+        options.other["bloom_filter_fp_chance"] = "0.1";
+    }
 
     schema_builder b(keyspace, t.name.name);
     if (id) {

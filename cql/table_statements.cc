@@ -3,6 +3,8 @@
 #include "cql/ddl_statements.hh"
 
 #include "compaction/compaction_options.hh"
+#include "sstables/bloom_calculations.hh"
+#include "utils/java_double_format.hh"
 
 #include <fmt/format.h>
 
@@ -22,6 +24,23 @@ void check_compaction_options(const std::vector<cql_property>& properties) {
             compaction::parse_compaction_options(m);
         } catch (const compaction::invalid_compaction_options& e) {
             throw cql_error(error_code::config_error, e.what());
+        }
+    }
+}
+
+// WITH bloom_filter_fp_chance = X: in (the smallest supported chance, 1], as Cassandra's TableParams checks it.
+void check_bloom_filter_fp_chance(const std::vector<cql_property>& properties) {
+    for (auto& p : properties) {
+        if (p.name != "bloom_filter_fp_chance" || p.is_map) {
+            continue;
+        }
+        double v = std::strtod(p.value.c_str(), nullptr);
+        double min = sstables::min_supported_bloom_fp_chance();
+        if (!(v > min && v <= 1)) {
+            throw cql_error(error_code::config_error,
+                            fmt::format("bloom_filter_fp_chance must be larger than {} and less than or equal to 1.0 "
+                                        "(got {})",
+                                        utils::java_double_to_string(min), utils::java_double_to_string(v)));
         }
     }
 }
@@ -85,6 +104,7 @@ public:
             throw cql_error(error_code::config_error, e.what());
         }
         check_compaction_options(_syntax.properties);
+        check_bloom_filter_fp_chance(_syntax.properties);
         schema_ptr s;
         try {
             s = build_table(_syntax, _keyspace, ddl::types_of(db, _keyspace));
@@ -225,6 +245,7 @@ private:
                 throw cql_error(error_code::config_error, e.what());
             }
             check_compaction_options(_syntax.properties);
+            check_bloom_filter_fp_chance(_syntax.properties);
             changed = true;
         }
         if (!changed) {

@@ -88,6 +88,8 @@ bloom_specification compute_bloom_spec(uint64_t elements, double fp_chance) {
     return {k, uint32_t(buckets)};
 }
 
+double min_supported_bloom_fp_chance() noexcept { return probs.back().back(); }
+
 bloom_filter make_bloom_filter(uint64_t elements, double fp_chance) {
     auto spec = compute_bloom_spec(elements, fp_chance);
     uint64_t bits = std::max<uint64_t>(elements, 1) * spec.buckets_per_element + bitset_excess;

@@ -16,6 +16,10 @@ struct bloom_specification {
 // Throws std::invalid_argument when the chance is not in (0, 1) or cannot be reached with 20 bits per key.
 bloom_specification compute_bloom_spec(uint64_t elements, double fp_chance);
 
+// The smallest chance a table may ask for is above this (BloomCalculations.minSupportedBloomFilterFpChance: 20
+// bits per key and the most hashes).
+double min_supported_bloom_fp_chance() noexcept;
+
 // An empty filter sized for `elements` keys (at least one) at fp_chance.
 bloom_filter make_bloom_filter(uint64_t elements, double fp_chance);
 

@@ -65,6 +65,7 @@ public:
         co_await _db.stop();
     }
     sharded<database>& db() { return _db; }
+    const std::string& data_directory() const { return _cfg.data_directory; }
     sharded<query_processor>& qp() { return _qp; }
 
     // parse_statement -> prepare -> execute of `text` on `shard`, as a connection there whose keyspace (USE) is

@@ -5,9 +5,11 @@
 #include "cql/query_processor.hh"
 #include "cql/statement_parser.hh"
 #include "db/database.hh"
+#include "sstables/writer.hh"
 #include "runtime/smp.hh"
 #include "test/lib/cql_env.hh"
 #include "test/lib/reef_test.hh"
+#include "test/lib/simple_keys.hh"
 #include "test/lib/tmpdir.hh"
 #include "utils/json_reader.hh"
 
@@ -453,6 +455,80 @@ REEF_TEST_CASE(alter_table_and_type_versions) {
         BOOST_REQUIRE_EQUAL(co_await run("DROP TYPE p"), "error invalid");
         BOOST_REQUIRE_EQUAL(co_await run("DROP TYPE shape"), "schema_change DROPPED TYPE ks shape");
         BOOST_REQUIRE_EQUAL(co_await run("DROP TYPE p"), "schema_change DROPPED TYPE ks p");
+    };
+    co_await with_cql(body);
+}
+
+// bloom_filter_fp_chance as a Cassandra 5.0.9 node answered these statements: a configuration error outside
+// (6.71E-5, 1.0] that prints the value as Java does; 0.1 for a table created with LeveledCompactionStrategy and no
+// chance, kept when an ALTER changes the strategy (and 0.01 kept the other way); 1.0 accepted, and that table's
+// flush writes no Filter.db (Cassandra's did not either).
+REEF_TEST_CASE(bloom_filter_fp_chance_as_cassandra) {
+    auto body = [](cql_env& env) -> future<> {
+        client_state state;
+        auto answer = [&](std::string text) -> future<std::string> {
+            try {
+                co_return outcome_of(co_await env.execute(text, 0, state));
+            } catch (const cql_error& e) {
+                co_return error_class(e.code()) + ": " + e.what();
+            }
+        };
+        co_await env.run("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+                         0, state);
+        co_await env.run("USE ks", 0, state);
+        auto refusal = [](std::string_view got) {
+            return fmt::format("config_error: bloom_filter_fp_chance must be larger than 6.71E-5 and less than or "
+                               "equal to 1.0 (got {})",
+                               got);
+        };
+        std::pair<std::string_view, std::string_view> refused[] = {
+            {"1.5", "1.5"}, {"0", "0.0"}, {"-0.1", "-0.1"}, {"0.00001", "1.0E-5"}, {"0.0000671", "6.71E-5"},
+            {"0.00006", "6.0E-5"}};
+        for (auto [value, printed] : refused) {
+            BOOST_CHECK_EQUAL(co_await answer(fmt::format("CREATE TABLE a (k int PRIMARY KEY, v int) WITH "
+                                                          "bloom_filter_fp_chance = {}",
+                                                          value)),
+                              refusal(printed));
+        }
+        BOOST_CHECK_EQUAL(co_await answer("CREATE TABLE h (k int PRIMARY KEY) WITH bloom_filter_fp_chance = 0.0000672"),
+                          "schema_change CREATED TABLE ks h");
+        BOOST_CHECK_EQUAL(co_await answer("CREATE TABLE f (k int PRIMARY KEY, v int) WITH compaction = "
+                                          "{'class': 'LeveledCompactionStrategy'}"),
+                          "schema_change CREATED TABLE ks f");
+        BOOST_CHECK_EQUAL(co_await answer("CREATE TABLE g (k int PRIMARY KEY, v int)"), "schema_change CREATED TABLE ks g");
+        BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE f WITH compaction = {'class': 'SizeTieredCompactionStrategy'}"),
+                          "schema_change UPDATED TABLE ks f");
+        BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH compaction = {'class': "
+                                          "'org.apache.cassandra.db.compaction.LeveledCompactionStrategy'}"),
+                          "schema_change UPDATED TABLE ks g");
+        BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH bloom_filter_fp_chance = 2"), refusal("2.0"));
+        auto& db = env.db().local();
+        BOOST_CHECK_EQUAL(sstables::writer_options_for(*db.find_schema("ks", "f")).bloom_filter_fp_chance, 0.1);
+        BOOST_CHECK_EQUAL(sstables::writer_options_for(*db.find_schema("ks", "g")).bloom_filter_fp_chance, 0.01);
+
+        BOOST_CHECK_EQUAL(co_await answer("CREATE TABLE e (k int PRIMARY KEY, v int) WITH bloom_filter_fp_chance = 1.0"),
+                          "schema_change CREATED TABLE ks e");
+        for (int k = 0; k < 5; ++k) {
+            co_await env.run(fmt::format("INSERT INTO e (k, v) VALUES ({}, {})", k, k * 10), 0, state);
+        }
+        co_await env.db().invoke_on_all([](database& db) { return db.flush("ks", "e"); });
+        size_t data = 0, filters = 0;
+        for (auto& f : std::filesystem::recursive_directory_iterator(env.data_directory())) {
+            auto name = f.path().filename().string();
+            data += f.path().parent_path().filename().string().starts_with("e-") && name.ends_with("-Data.db");
+            filters += f.path().parent_path().filename().string().starts_with("e-") && name.ends_with("-Filter.db");
+        }
+        BOOST_CHECK_GE(data, 1u);
+        BOOST_CHECK_EQUAL(filters, 0u);
+        // The flushed sstable has no filter, so the read asks its index: k = 3 is found, k = 7 is not.
+        for (int k : {3, 7}) {
+            auto r = co_await env.execute(fmt::format("SELECT v FROM e WHERE k = {}", k), 0, state);
+            auto rows = std::get<result_set>(r).rows();
+            BOOST_REQUIRE_EQUAL(rows.size(), k == 3 ? 1u : 0u);
+            if (k == 3) {
+                BOOST_CHECK(rows[0][0] == int_value(30));
+            }
+        }
     };
     co_await with_cql(body);
 }

@@ -23,11 +23,12 @@ namespace {
 
 // Leveled: the major compaction after the load writes a run of sstables of about 8.6 MB (8 MiB), with disjoint key
 // bounds, as RocksDB's full compaction leaves its last level.
-schema_ptr multiget_schema(uint64_t sstable_mb) {
+schema_ptr multiget_schema(uint64_t sstable_mb, double bloom_fp_chance) {
     table_options o;
     o.compression = {{"enabled", "false"}};
     o.other["compaction"] =
         fmt::format("{{'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': '{}'}}", sstable_mb);
+    o.other["bloom_filter_fp_chance"] = fmt::format("{}", bloom_fp_chance);
     return schema_builder("bench", "multiget")
         .with_column("k", blob_type(), column_kind::partition_key)
         .with_column("v", blob_type(), column_kind::regular_column)
@@ -196,7 +197,7 @@ multiget_run run_reef_multiget(const multiget_workload& wl, const std::string& d
         tc.directory = directory;
         tc.memtable_flush_threshold = size_t(wl.reef_memtable_mb) << 20;
         tc.enable_cache = wl.reef_row_cache;
-        table t(multiget_schema(wl.reef_sstable_mb), tc);
+        table t(multiget_schema(wl.reef_sstable_mb, wl.reef_bloom_fp_chance), tc);
         co_await t.start();
         std::exception_ptr err;
         try {

@@ -70,6 +70,9 @@ struct multiget_workload {
     bool reef_flat = false;
     // The size of the major compaction's sstables (LCS's sstable_size_in_mb): 8 MiB, about 8.6 MB of Data.db.
     uint64_t reef_sstable_mb = 8;
+    // The table's bloom_filter_fp_chance: 0.1, what Cassandra gives a table created with LeveledCompactionStrategy;
+    // 1 writes no filter, as RocksDB's run here has none (db_bench's default).
+    double reef_bloom_fp_chance = 0.1;
     // Reef's batches of stride S are keys S apart in ring order (by token: where Reef stores them, as RocksDB's are S
     // apart in its key order) instead of the same batches RocksDB reads, whose keys Murmur3 scatters over the ring.
     bool reef_ring_order = false;

@@ -9,6 +9,7 @@
 #include "test/perf/perf_util.hh"
 
 #include "runtime/app_options.hh"
+#include "sstables/bloom_calculations.hh"
 
 #include <algorithm>
 #include <filesystem>
@@ -100,6 +101,9 @@ int perf_multiget_main(int argc, char** argv) {
              "into a leveled run after the load, which the RocksDB run has)", &wl.reef_flat);
     opts.add("reef-sstable-mb", "the size of the sstables of Reef's major compaction (LCS's sstable_size_in_mb), "
              "MiB", &wl.reef_sstable_mb, uint64_t(8), uint64_t(1));
+    opts.add("reef-bloom-fp-chance", "the table's bloom_filter_fp_chance: 0.1 is Cassandra's for a table created with "
+             "LeveledCompactionStrategy; 1 writes no filter, as RocksDB's run has none (db_bench's default)",
+             &wl.reef_bloom_fp_chance, 0.1);
     opts.add("reef-stride-order", "key: Reef reads the batches RocksDB reads (keys stride apart in key order, which "
              "Murmur3 scatters over Reef's ring); ring: keys stride apart in ring order, where Reef stores them (the "
              "locality RocksDB's batches have in its key order)", &stride_order, "key");
@@ -137,6 +141,10 @@ int perf_multiget_main(int argc, char** argv) {
             throw std::invalid_argument(fmt::format("--reef-stride-order '{}': expected key or ring", stride_order));
         }
         wl.reef_ring_order = stride_order == "ring";
+        if (!(wl.reef_bloom_fp_chance > sstables::min_supported_bloom_fp_chance() && wl.reef_bloom_fp_chance <= 1)) {
+            throw std::invalid_argument(fmt::format("--reef-bloom-fp-chance {}: expected more than {} and at most 1",
+                                                    wl.reef_bloom_fp_chance, sstables::min_supported_bloom_fp_chance()));
+        }
         if (format != "text" && format != "json") {
             throw std::invalid_argument(fmt::format("--output-format '{}': expected text or json", format));
         }
@@ -151,8 +159,8 @@ int perf_multiget_main(int argc, char** argv) {
     bool text = format == "text";
     if (text) {
         fmt::print("reef perf-multiget: {} random writes of 16-byte keys in [0, {}) with 100-byte values; {} keys "
-                   "per cell and method; cache {} MiB; data in {}\n",
-                   wl.keys, wl.keys, wl.reads, wl.cache_mb, data_dir);
+                   "per cell and method; cache {} MiB; Reef's bloom_filter_fp_chance {}; data in {}\n",
+                   wl.keys, wl.keys, wl.reads, wl.cache_mb, wl.reef_bloom_fp_chance, data_dir);
         std::fflush(stdout);
     }
     std::vector<multiget_run> runs;

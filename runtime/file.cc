@@ -256,18 +256,29 @@ future<std::shared_ptr<internal::file_impl>> open_impl(std::string path, open_fl
         bool direct;
     };
     auto res = co_await run_blocking([&path, flags, mode, try_direct]() -> open_result {
-        int f = int(flags) | O_CLOEXEC;
-        if (try_direct) {
-            int fd = ::open(path.c_str(), f | O_DIRECT, mode);
-            if (fd >= 0) {
-                return {fd, 0, true};
+        auto attempt = [&](int f) -> open_result {
+            if (try_direct) {
+                int fd = ::open(path.c_str(), f | O_DIRECT, mode);
+                if (fd >= 0) {
+                    return {fd, 0, true};
+                }
+                if (errno != EINVAL) {
+                    return {-1, errno, false};
+                }
             }
-            if (errno != EINVAL) {
-                return {-1, errno, false};
+            int fd = ::open(path.c_str(), f, mode);
+            return {fd, fd < 0 ? errno : 0, false};
+        };
+        int f = int(flags) | O_CLOEXEC;
+        // A read-only open leaves the access time alone (checking it is work on every read, updating it a write);
+        // the kernel refuses O_NOATIME on another owner's file, which then opens without it.
+        if ((f & O_ACCMODE) == O_RDONLY) {
+            auto r = attempt(f | O_NOATIME);
+            if (r.fd >= 0 || r.err != EPERM) {
+                return r;
             }
         }
-        int fd = ::open(path.c_str(), f, mode);
-        return {fd, fd < 0 ? errno : 0, false};
+        return attempt(f);
     });
     if (res.fd < 0) {
         throw std::system_error(res.err, std::system_category(), fmt::format("open {}", path));

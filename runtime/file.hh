@@ -86,7 +86,8 @@ private:
 // Opens path for direct I/O (O_DIRECT, falling back to buffered I/O where
 // the filesystem refuses it, e.g. some tmpfs). Throws std::system_error
 // naming the path. A file on tmpfs or ramfs is opened buffered (it is memory), and its reads are done on the shard
-// at once (pread), not through the backend.
+// at once (pread), not through the backend. Reads of a file opened read-only do not update its access time
+// (O_NOATIME, where the process owns the file or may act as its owner).
 future<file> open_file_dma(std::string path, open_flags flags, mode_t mode = 0644);
 // Opens path for I/O through the page cache: a write returns once the kernel holds the bytes (a process crash
 // keeps them; flush() makes them durable), however busy the disk. is_direct() is false.

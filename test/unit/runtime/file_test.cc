@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
 
@@ -326,4 +327,27 @@ BOOST_AUTO_TEST_CASE(test_reads_of_a_memory_backed_file_are_done_at_once) {
         BOOST_CHECK_THROW(co_await f.dma_read(0, 10), std::system_error);
     });
     std::filesystem::remove_all(dir);
+}
+
+// A read-only open does not touch the access time (O_NOATIME): an access time two days old, which relatime would
+// renew on the first read, stays as it was. (On a filesystem mounted noatime this cannot fail.)
+BOOST_AUTO_TEST_CASE(test_read_only_reads_leave_the_access_time) {
+    testing::tmpdir dir;
+    auto path = dir.path() + "/a";
+    on_every_backend([&](std::string) -> future<> {
+        auto w = co_await write_file(path, pattern(10000, 3));
+        co_await w.close();
+        struct timespec times[2];
+        times[0].tv_sec = ::time(nullptr) - 2 * 86400;
+        times[0].tv_nsec = 0;
+        times[1].tv_nsec = UTIME_OMIT;
+        BOOST_REQUIRE_EQUAL(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+        auto f = co_await open_file_dma(path, open_flags::ro);
+        auto b = co_await f.dma_read(0, 4096);
+        BOOST_CHECK_EQUAL(b.size(), 4096u);
+        co_await f.close();
+        struct stat st {};
+        BOOST_REQUIRE_EQUAL(::stat(path.c_str(), &st), 0);
+        BOOST_CHECK_EQUAL(st.st_atim.tv_sec, times[0].tv_sec);
+    });
 }

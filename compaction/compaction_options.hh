@@ -61,8 +61,9 @@ struct compaction_options {
 // The map as given (keys and values unquoted). Throws invalid_compaction_options naming the bad option.
 compaction_options parse_compaction_options(const std::map<std::string, std::string>& m);
 
-// A CQL map literal as table_options::other stores it ("{'class': 'X', 'min_threshold': '4'}"), parsed.
-// Throws invalid_compaction_options on malformed text.
+// A CQL map literal as table_options::other stores it ("{'class': 'X', 'min_threshold': '4'}"), parsed; the
+// schema tables and CREATE TABLE read the other option maps with it too. Throws invalid_compaction_options on
+// malformed text.
 std::map<std::string, std::string> parse_map_literal(std::string_view literal);
 
 // The table's options (schema::options().other["compaction"]; none: the defaults). An option map that no longer

@@ -2,6 +2,7 @@
 // schemas are in system_table_schemas.cc).
 #include "db/schema_tables.hh"
 
+#include "compaction/compaction_options.hh"
 #include "schema/value_format.hh"
 
 #include <fmt/format.h>
@@ -190,49 +191,10 @@ const stored_option* find_stored_option(std::string_view name) {
 
 // {'k': 'v', ...} (as table_options::other keeps maps) into a map; anything else gives an empty map.
 std::map<std::string, std::string> map_of_literal(std::string_view lit) {
-    std::map<std::string, std::string> out;
-    size_t pos = 0;
-    auto skip = [&] {
-        while (pos < lit.size() && (lit[pos] == ' ' || lit[pos] == ',' || lit[pos] == ':' || lit[pos] == '{')) {
-            ++pos;
-        }
-    };
-    auto string = [&]() -> std::optional<std::string> {
-        skip();
-        if (pos >= lit.size() || lit[pos] == '}') {
-            return std::nullopt;
-        }
-        std::string v;
-        if (lit[pos] != '\'') {
-            while (pos < lit.size() && lit[pos] != ',' && lit[pos] != ':' && lit[pos] != '}' && lit[pos] != ' ') {
-                v += lit[pos++];
-            }
-            return v;
-        }
-        for (++pos; pos < lit.size(); ++pos) {
-            if (lit[pos] == '\'') {
-                if (pos + 1 < lit.size() && lit[pos + 1] == '\'') {
-                    v += '\'';
-                    ++pos;
-                    continue;
-                }
-                ++pos;
-                break;
-            }
-            v += lit[pos];
-        }
-        return v;
-    };
-    while (true) {
-        auto k = string();
-        if (!k) {
-            return out;
-        }
-        auto v = string();
-        if (!v) {
-            return out;
-        }
-        out[*k] = *v;
+    try {
+        return compaction::parse_map_literal(lit);
+    } catch (const compaction::invalid_compaction_options&) {
+        return {};
     }
 }
 

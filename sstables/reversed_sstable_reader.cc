@@ -30,7 +30,9 @@ class reversed_sstable_reader final : public mutation_reader_impl {
 public:
     reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
                             streamed_forwarding fwd, bypass_cache bypass, reader_permit permit)
-        : mutation_reader_impl(std::move(s)), _h(std::move(h)), _permit(std::move(permit)), _caches(*_h.index_file, *_h.index_cache, bypass),
+        : mutation_reader_impl(std::move(s)), _h(std::move(h)),
+          _hold(_h.readers ? gate::holder(*_h.readers) : gate::holder()), _permit(std::move(permit)),
+          _caches(*_h.index_file, *_h.index_cache, bypass),
           _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _forward_order(*_schema), _order(*_schema, true),
           _index_file(_h.components->desc.filename(component_type::index)) {
@@ -140,6 +142,7 @@ public:
             co_await _caches.close();
         } catch (...) {
         }
+        _hold.release();
     }
 
 private:
@@ -444,6 +447,7 @@ private:
     }
 
     sstable_read_handles _h;
+    gate::holder _hold;  // the sstable's reader gate, until close()
     reader_permit _permit;
     cache::read_caches<index::partition_index_page> _caches;
     index::index_reader _index;

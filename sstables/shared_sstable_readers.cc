@@ -91,36 +91,13 @@ private:
     std::shared_ptr<scan_progress> _progress;
 };
 
-// The indexed reader over sst's open files, holding sst (and its reader gate) while it lives.
-class indexed_reader : public wrapping_reader {
-public:
-    indexed_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts)
-        : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers()),
-          _inner(make_sstable_reader(s, _sst->read_handles(), std::move(permit), std::move(opts))) {}
-    indexed_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts,
-                   std::vector<located_partition> located)
-        : wrapping_reader(s), _sst(std::move(sst)), _hold(_sst->readers()),
-          _inner(make_located_sstable_reader(s, _sst->read_handles(), std::move(permit), std::move(opts),
-                                             std::move(located))) {}
-
-    future<> fill_buffer() override { return fill_from(_inner); }
-    future<> next_partition() override {
-        co_await _inner.next_partition();
-        // The end of a window is not the end of the stream: the next partition may follow.
-        _end_of_stream = _inner.done();
-    }
-    future<> fast_forward_to(const dht::partition_range& pr) override { return _inner.fast_forward_to(pr); }
-    future<> fast_forward_to(position_range pr) override { return _inner.fast_forward_to(std::move(pr)); }
-    future<> close() noexcept override {
-        co_await _inner.close();
-        _hold = {};
-    }
-
-private:
-    shared_sstable _sst;
-    gate::holder _hold;
-    mutation_reader _inner;
-};
+// sst's read handles, with sst and its reader gate for the reader to hold.
+sstable_read_handles owned_handles(shared_sstable sst) {
+    auto h = sst->read_handles();
+    h.readers = &sst->readers();
+    h.owner = std::move(sst);
+    return h;
+}
 
 } // namespace
 
@@ -129,25 +106,23 @@ mutation_reader make_sstable_reader(shared_sstable sst, schema_ptr s, reader_per
         // Written before an ALTER TABLE: read with the sstable's own columns, cells moved to the current ones.
         auto written = schema_from_header(*sst->header(), s->keyspace(), s->table());
         return make_upgrading_reader(
-            mutation_reader(std::make_unique<indexed_reader>(std::move(sst), std::move(written), std::move(permit),
-                                                             std::move(opts))),
+            make_sstable_reader(std::move(written), owned_handles(std::move(sst)), std::move(permit), std::move(opts)),
             std::move(s));
     }
-    return mutation_reader(
-        std::make_unique<indexed_reader>(std::move(sst), std::move(s), std::move(permit), std::move(opts)));
+    return make_sstable_reader(std::move(s), owned_handles(std::move(sst)), std::move(permit), std::move(opts));
 }
 
 mutation_reader make_located_sstable_reader(shared_sstable sst, schema_ptr s, reader_permit permit, read_options opts,
                                             std::vector<located_partition> located) {
     if (!header_matches(*s, *sst->header())) {
         auto written = schema_from_header(*sst->header(), s->keyspace(), s->table());
-        return make_upgrading_reader(mutation_reader(std::make_unique<indexed_reader>(
-                                         std::move(sst), std::move(written), std::move(permit), std::move(opts),
-                                         std::move(located))),
+        return make_upgrading_reader(make_located_sstable_reader(std::move(written), owned_handles(std::move(sst)),
+                                                                 std::move(permit), std::move(opts),
+                                                                 std::move(located)),
                                      std::move(s));
     }
-    return mutation_reader(std::make_unique<indexed_reader>(std::move(sst), std::move(s), std::move(permit),
-                                                            std::move(opts), std::move(located)));
+    return make_located_sstable_reader(std::move(s), owned_handles(std::move(sst)), std::move(permit), std::move(opts),
+                                       std::move(located));
 }
 
 mutation_reader make_sstable_full_scan_reader(shared_sstable sst, schema_ptr s, std::shared_ptr<scan_progress> progress) {

@@ -123,7 +123,9 @@ public:
     sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
                    streamed_forwarding fwd, bypass_cache bypass, reader_permit permit,
                    std::vector<located_partition> located = {}, bool located_mode = false)
-        : mutation_reader_impl(std::move(s)), _located(std::move(located)), _located_mode(located_mode), _sstable(std::move(h)), _permit(std::move(permit)),
+        : mutation_reader_impl(std::move(s)), _located(std::move(located)), _located_mode(located_mode),
+          _sstable(std::move(h)), _hold(_sstable.readers ? gate::holder(*_sstable.readers) : gate::holder()),
+          _permit(std::move(permit)),
           _caches(*_sstable.index_file, *_sstable.index_cache, bypass),
           _index(*_sstable.summary, _caches, _sstable.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _full_slice(is_full(_slice)),
@@ -218,6 +220,7 @@ public:
             co_await _caches.close();
         } catch (...) {
         }
+        _hold.release();
     }
 
 private:
@@ -236,6 +239,10 @@ private:
     future<> open_range() {
         index::data_range dr;
         if (_located_mode) {
+            if (_next_located == _located.size()) {
+                _range_done = true;  // no partitions were located
+                co_return;
+            }
             // The batch probed the filter and found the entry: the range is the next located partition.
             _loc = &_located[_next_located++];
             _range = dht::partition_range::singular(_loc->entry.key());
@@ -674,6 +681,7 @@ private:
     const located_partition* _loc = nullptr;
 
     sstable_read_handles _sstable;  // the open sstable read
+    gate::holder _hold;  // the sstable's reader gate, until close()
     reader_permit _permit;
     cache::read_caches<index::partition_index_page> _caches;
     index::index_reader _index;

@@ -9,6 +9,7 @@
 #include "reader/read_options.hh"
 #include "reader/reader_permit.hh"
 #include "runtime/file.hh"
+#include "runtime/gate.hh"
 #include "runtime/temporary_buffer.hh"
 #include "sstables/components.hh"
 #include "sstables/mx_fragments.hh"
@@ -31,7 +32,8 @@ struct sstable_reader_stats {
     uint64_t reversed_jumps = 0;
 };
 
-// What a read needs of one open sstable. The sstable's owner keeps all of it alive (and open) while readers live.
+// What a read needs of one open sstable. The sstable's owner keeps all of it alive (and open) while readers live:
+// either the caller, or `owner`, which the reader holds until it is destroyed.
 struct sstable_read_handles {
     const sstable_components* components = nullptr;
     std::shared_ptr<const serialization_header> header;
@@ -46,6 +48,10 @@ struct sstable_read_handles {
     mx_fragment_consumer::token_function token;
     // Where readers count rows read and skipped (tests, benchmarks), if anywhere; it must outlive them.
     sstable_reader_stats* stats = nullptr;
+    // The sstable behind the pointers above, kept by the reader (null: the caller keeps it); and its reader gate,
+    // which the reader holds from its start until it closes (null: none), so the files outlive the read.
+    std::shared_ptr<const void> owner;
+    gate* readers = nullptr;
 };
 
 // Partitions of opts.range in token order, each clipped to opts.slice (clustering ranges in the read's order) through

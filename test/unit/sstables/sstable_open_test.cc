@@ -4,6 +4,7 @@
 #include "db/memtable.hh"
 #include "db/memtable_reader.hh"
 #include "sstables/sstable.hh"
+#include "sstables/shared_sstable_readers.hh"
 #include "sstables/sstable_reader.hh"
 #include "sstables/writer.hh"
 #include "test/lib/mutation_model.hh"
@@ -97,4 +98,56 @@ REEF_TEST_CASE(failed_open_closes_its_files) {
     }
     BOOST_CHECK_MESSAGE(error.find(d.filename(component_type::summary)) != std::string::npos, error);
     BOOST_CHECK_EQUAL(open_fds(), before);
+}
+
+// A reader made from a shared_sstable (forward, reversed, located) keeps the sstable alive when every other owner has
+// dropped it, and holds its reader gate until the reader is closed: the table closes that gate before it closes the
+// sstable and removes its files.
+REEF_TEST_CASE(shared_sstable_readers_hold_the_sstable_until_closed) {
+    tmpdir dir;
+    auto s = random_test_wide_schema();
+    mutation_generator g(s, 11);
+    auto mt = std::make_shared<memtable>(s);
+    for (int p = 0; p < 20; ++p) {
+        mt->apply(with_typed_values(s, g.make(pkey(p), 3)));
+    }
+    auto d = co_await write_memtable(dir, s, mt);
+    cache::cache_tracker tracker(size_t(64) << 20);
+    for (int kind = 0; kind < 3; ++kind) {
+        BOOST_TEST_CONTEXT("reader kind " << kind) {
+            auto sst = co_await open_sstable(d, tracker);
+            std::weak_ptr<sstable> weak = sst;
+            auto& readers = sst->readers();
+            read_options o;
+            if (kind == 1) {
+                o.order = read_order::reversed;
+            }
+            auto r = kind == 2 ? make_located_sstable_reader(sst, s, reader_permit(), o, {})
+                               : make_sstable_reader(sst, s, reader_permit(), o);
+            sst.reset();
+            BOOST_CHECK(!weak.expired());
+            bool gate_closed = false;
+            spawn([&readers, &gate_closed]() -> future<> {
+                co_await readers.close();
+                gate_closed = true;
+            });
+            size_t fragments = 0;
+            while (auto f = co_await r()) {
+                ++fragments;
+            }
+            BOOST_CHECK_EQUAL(fragments > 0, kind != 2);
+            for (int i = 0; i < 10; ++i) {
+                co_await yield();
+            }
+            BOOST_CHECK(!gate_closed);
+            co_await r.close();
+            for (int i = 0; i < 100 && !gate_closed; ++i) {
+                co_await yield();
+            }
+            BOOST_CHECK(gate_closed);
+            sst = weak.lock();
+            BOOST_REQUIRE(sst);
+            co_await sst->close();
+        }
+    }
 }

@@ -35,6 +35,16 @@ future<descriptor> write_memtable(const tmpdir& dir, const schema_ptr& s, const 
     co_return d;
 }
 
+// 20 partitions of `rows` rows each, generated from seed, written as one sstable.
+future<descriptor> write_twenty_partitions(const tmpdir& dir, const schema_ptr& s, uint64_t seed, int rows) {
+    mutation_generator g(s, seed);
+    auto mt = std::make_shared<memtable>(s);
+    for (int p = 0; p < 20; ++p) {
+        mt->apply(with_typed_values(s, g.make(pkey(p), rows)));
+    }
+    co_return co_await write_memtable(dir, s, mt);
+}
+
 size_t open_fds() {
     size_t n = 0;
     for (auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
@@ -80,12 +90,7 @@ REEF_TEST_CASE(opened_sstable_holds_what_was_written) {
 REEF_TEST_CASE(failed_open_closes_its_files) {
     tmpdir dir;
     auto s = random_test_wide_schema();
-    mutation_generator g(s, 7);
-    auto mt = std::make_shared<memtable>(s);
-    for (int p = 0; p < 20; ++p) {
-        mt->apply(with_typed_values(s, g.make(pkey(p), 2)));
-    }
-    auto d = co_await write_memtable(dir, s, mt);
+    auto d = co_await write_twenty_partitions(dir, s, 7, 2);
     // Index.db cut short: the summary's later entries point past its end, found once Data.db and Index.db are open.
     std::filesystem::resize_file(d.filename(component_type::index), 1);
     cache::cache_tracker tracker(size_t(64) << 20);
@@ -106,12 +111,7 @@ REEF_TEST_CASE(failed_open_closes_its_files) {
 REEF_TEST_CASE(shared_sstable_readers_hold_the_sstable_until_closed) {
     tmpdir dir;
     auto s = random_test_wide_schema();
-    mutation_generator g(s, 11);
-    auto mt = std::make_shared<memtable>(s);
-    for (int p = 0; p < 20; ++p) {
-        mt->apply(with_typed_values(s, g.make(pkey(p), 3)));
-    }
-    auto d = co_await write_memtable(dir, s, mt);
+    auto d = co_await write_twenty_partitions(dir, s, 11, 3);
     cache::cache_tracker tracker(size_t(64) << 20);
     for (int kind = 0; kind < 3; ++kind) {
         BOOST_TEST_CONTEXT("reader kind " << kind) {

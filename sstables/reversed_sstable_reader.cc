@@ -35,7 +35,7 @@ public:
           _caches(*_h.index_file, *_h.index_cache, bypass),
           _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _forward_order(*_schema), _order(*_schema, true),
-          _index_file(_h.components->desc.filename(component_type::index)) {
+          _index_file(_h.index_path) {
         auto& c = *_h.components;
         // Compressed: whole chunks are decompressed whatever is asked. Uncompressed Data.db is read plain (its CRC.db is
         // checked only by validation), so pages are the unit.

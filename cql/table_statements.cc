@@ -28,19 +28,49 @@ void check_compaction_options(const std::vector<cql_property>& properties) {
     }
 }
 
-// WITH bloom_filter_fp_chance = X: in (the smallest supported chance, 1], as Cassandra's TableParams checks it.
-void check_bloom_filter_fp_chance(const std::vector<cql_property>& properties) {
-    for (auto& p : properties) {
-        if (p.name != "bloom_filter_fp_chance" || p.is_map) {
-            continue;
+// The numeric table options in Cassandra's ranges, checked in the order its TableParams.validate checks them, each
+// refused with its message (the value printed as Java prints it).
+void check_table_params(const std::vector<cql_property>& properties) {
+    auto given = [&](std::string_view name) -> const cql_property* {
+        for (auto& p : properties) {
+            if (p.name == name && !p.is_map) {
+                return &p;
+            }
         }
-        double v = std::strtod(p.value.c_str(), nullptr);
+        return nullptr;
+    };
+    auto refuse = [](std::string message) { throw cql_error(error_code::config_error, std::move(message)); };
+    if (auto* p = given("bloom_filter_fp_chance")) {
+        double v = std::strtod(p->value.c_str(), nullptr);
         double min = sstables::min_supported_bloom_fp_chance();
         if (!(v > min && v <= 1)) {
-            throw cql_error(error_code::config_error,
-                            fmt::format("bloom_filter_fp_chance must be larger than {} and less than or equal to 1.0 "
-                                        "(got {})",
-                                        utils::java_double_to_string(min), utils::java_double_to_string(v)));
+            refuse(fmt::format("bloom_filter_fp_chance must be larger than {} and less than or equal to 1.0 (got {})",
+                               utils::java_double_to_string(min), utils::java_double_to_string(v)));
+        }
+    }
+    if (auto* p = given("crc_check_chance")) {
+        double v = std::strtod(p->value.c_str(), nullptr);
+        if (!(v >= 0 && v <= 1)) {
+            refuse(fmt::format("crc_check_chance must be larger than or equal to 0 and smaller than or equal to 1.0 "
+                               "(got {})",
+                               utils::java_double_to_string(v)));
+        }
+    }
+    // Integers the syntax check took (check_table_property); one past int32 is left to it.
+    constexpr int64_t max_ttl = 630720000;  // Attributes.MAX_TTL: 20 years
+    if (auto* p = given("default_time_to_live")) {
+        int64_t v = std::strtoll(p->value.c_str(), nullptr, 10);
+        if (v < 0) {
+            refuse(fmt::format("default_time_to_live must be greater than or equal to 0 (got {})", v));
+        }
+        if (v > max_ttl) {
+            refuse(fmt::format("default_time_to_live must be less than or equal to {} (got {})", max_ttl, v));
+        }
+    }
+    if (auto* p = given("gc_grace_seconds")) {
+        int64_t v = std::strtoll(p->value.c_str(), nullptr, 10);
+        if (v < 0) {
+            refuse(fmt::format("gc_grace_seconds must be greater than or equal to 0 (got {})", v));
         }
     }
 }
@@ -96,15 +126,16 @@ public:
                             d);
         }
         ddl::check_new_name(table, "Table");
-        // Values out of range (a negative default_time_to_live) are configuration errors, as in Cassandra.
+        // Values out of range (a negative default_time_to_live) are configuration errors, as in Cassandra, which
+        // checks the compaction options first.
+        check_compaction_options(_syntax.properties);
+        check_table_params(_syntax.properties);
         try {
             table_options scratch;
             apply_table_properties(_syntax.properties, scratch);
         } catch (const cql_parse_error& e) {
             throw cql_error(error_code::config_error, e.what());
         }
-        check_compaction_options(_syntax.properties);
-        check_bloom_filter_fp_chance(_syntax.properties);
         schema_ptr s;
         try {
             s = build_table(_syntax, _keyspace, ddl::types_of(db, _keyspace));
@@ -239,13 +270,13 @@ private:
             changed = true;
         }
         if (_syntax.what == kind::with) {
+            check_compaction_options(_syntax.properties);
+            check_table_params(_syntax.properties);
             try {
                 apply_table_properties(_syntax.properties, options);
             } catch (const cql_parse_error& e) {
                 throw cql_error(error_code::config_error, e.what());
             }
-            check_compaction_options(_syntax.properties);
-            check_bloom_filter_fp_chance(_syntax.properties);
             changed = true;
         }
         if (!changed) {

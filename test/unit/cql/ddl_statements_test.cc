@@ -459,11 +459,12 @@ REEF_TEST_CASE(alter_table_and_type_versions) {
     co_await with_cql(body);
 }
 
-// bloom_filter_fp_chance as a Cassandra 5.0.9 node answered these statements: a configuration error outside
-// (6.71E-5, 1.0] that prints the value as Java does; 0.1 for a table created with LeveledCompactionStrategy and no
-// chance, kept when an ALTER changes the strategy (and 0.01 kept the other way); 1.0 accepted, and that table's
-// flush writes no Filter.db (Cassandra's did not either).
-REEF_TEST_CASE(bloom_filter_fp_chance_as_cassandra) {
+// The numeric table options as Cassandra 5.0 answers them. bloom_filter_fp_chance as a 5.0.9 node answered these
+// statements: a configuration error outside (6.71E-5, 1.0] that prints the value as Java does; 0.1 for a table
+// created with LeveledCompactionStrategy and no chance, kept when an ALTER changes the strategy (and 0.01 kept the
+// other way); 1.0 accepted, and that table's flush writes no Filter.db (Cassandra's did not either). The others in
+// the words of its TableParams.validate.
+REEF_TEST_CASE(table_params_answer_as_cassandra) {
     auto body = [](cql_env& env) -> future<> {
         client_state state;
         auto answer = [&](std::string text) -> future<std::string> {
@@ -502,6 +503,18 @@ REEF_TEST_CASE(bloom_filter_fp_chance_as_cassandra) {
                                           "'org.apache.cassandra.db.compaction.LeveledCompactionStrategy'}"),
                           "schema_change UPDATED TABLE ks g");
         BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH bloom_filter_fp_chance = 2"), refusal("2.0"));
+        // The other numeric options TableParams.validate checks, in its words (the first from the conformance file).
+        BOOST_CHECK_EQUAL(co_await answer("CREATE TABLE x (k int PRIMARY KEY) WITH default_time_to_live = -1"),
+                          "config_error: default_time_to_live must be greater than or equal to 0 (got -1)");
+        BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH default_time_to_live = 630720001"),
+                          "config_error: default_time_to_live must be less than or equal to 630720000 (got 630720001)");
+        BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH gc_grace_seconds = -3"),
+                          "config_error: gc_grace_seconds must be greater than or equal to 0 (got -3)");
+        BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH crc_check_chance = 1.5"),
+                          "config_error: crc_check_chance must be larger than or equal to 0 and smaller than or equal "
+                          "to 1.0 (got 1.5)");
+        BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH default_time_to_live = 630720000"),
+                          "schema_change UPDATED TABLE ks g");
         auto& db = env.db().local();
         BOOST_CHECK_EQUAL(sstables::writer_options_for(*db.find_schema("ks", "f")).bloom_filter_fp_chance, 0.1);
         BOOST_CHECK_EQUAL(sstables::writer_options_for(*db.find_schema("ks", "g")).bloom_filter_fp_chance, 0.01);

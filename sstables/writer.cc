@@ -359,6 +359,15 @@ writer_options writer_options_for(const schema& s) {
     if (auto it = s.options().other.find("bloom_filter_fp_chance"); it != s.options().other.end()) {
         o.bloom_filter_fp_chance = std::stod(it->second);
     }
+    // Cassandra writes the summary fully sampled at the table's min_index_interval (max_index_interval bounds only
+    // its later downsampling, which we do not do).
+    if (auto it = s.options().other.find("min_index_interval"); it != s.options().other.end()) {
+        auto v = std::stol(it->second);
+        if (v < 1) {
+            throw std::invalid_argument("min_index_interval " + it->second + " is below 1");
+        }
+        o.min_index_interval = uint32_t(v);
+    }
     return o;
 }
 

@@ -52,7 +52,7 @@ struct writer_options {
 inline bool writes_filter(double bloom_filter_fp_chance) { return bloom_filter_fp_chance < 1; }
 
 // The options a table's schema asks for: its compression map ({'enabled': 'false'}, 'class',
-// 'chunk_length_in_kb') and bloom_filter_fp_chance; the defaults above otherwise.
+// 'chunk_length_in_kb'), bloom_filter_fp_chance and min_index_interval; the defaults above otherwise.
 writer_options writer_options_for(const schema& s);
 
 // The encoding stats of a set of fragments (their minimum timestamp, deletion time and TTL, as Cassandra's

@@ -48,6 +48,10 @@ future<> write_as_me(descriptor d, descriptor out, compression_choice compressio
     wo.bloom_filter_fp_chance = st.validation->bloom_filter_fp_chance > 0 && st.validation->bloom_filter_fp_chance <= 1
                                     ? st.validation->bloom_filter_fp_chance
                                     : 0.01;
+    // The source's summary sampling (its table's min_index_interval), unless the summary was rebuilt.
+    if (!components.summary_rebuilt && components.summary.min_index_interval >= 1) {
+        wo.min_index_interval = components.summary.min_index_interval;
+    }
     auto f = co_await open_file_dma(data_name, open_flags::ro);
     // The reader owns the data source over f: it is closed first, then f.
     co_await with_closeable(std::move(f), [&](file& f) {

@@ -29,8 +29,9 @@ void check_compaction_options(const std::vector<cql_property>& properties) {
 }
 
 // The numeric table options in Cassandra's ranges, checked in the order its TableParams.validate checks them, each
-// refused with its message (the value printed as Java prints it).
-void check_table_params(const std::vector<cql_property>& properties) {
+// refused with its message (the value printed as Java prints it). An ALTER's index intervals are checked with the
+// table's current ones (`old`) where it does not give them.
+void check_table_params(const std::vector<cql_property>& properties, const table_options* old = nullptr) {
     auto given = [&](std::string_view name) -> const cql_property* {
         for (auto& p : properties) {
             if (p.name == name && !p.is_map) {
@@ -72,6 +73,26 @@ void check_table_params(const std::vector<cql_property>& properties) {
         if (v < 0) {
             refuse(fmt::format("gc_grace_seconds must be greater than or equal to 0 (got {})", v));
         }
+    }
+    auto interval = [&](std::string_view name, int64_t default_value) {
+        if (auto* p = given(name)) {
+            return std::strtoll(p->value.c_str(), nullptr, 10);
+        }
+        if (old) {
+            if (auto it = old->other.find(std::string(name)); it != old->other.end()) {
+                return std::strtoll(it->second.c_str(), nullptr, 10);
+            }
+        }
+        return static_cast<long long>(default_value);
+    };
+    auto min_interval = interval("min_index_interval", 128);
+    auto max_interval = interval("max_index_interval", 2048);
+    if (min_interval < 1) {
+        refuse(fmt::format("min_index_interval must be greater than or equal to 1 (got {})", min_interval));
+    }
+    if (max_interval < min_interval) {
+        refuse(fmt::format("max_index_interval must be greater than or equal to min_index_interval ({}) (got {})",
+                           min_interval, max_interval));
     }
 }
 
@@ -271,7 +292,7 @@ private:
         }
         if (_syntax.what == kind::with) {
             check_compaction_options(_syntax.properties);
-            check_table_params(_syntax.properties);
+            check_table_params(_syntax.properties, &old.options());
             try {
                 apply_table_properties(_syntax.properties, options);
             } catch (const cql_parse_error& e) {

@@ -5,6 +5,7 @@
 #include "cql/query_processor.hh"
 #include "cql/statement_parser.hh"
 #include "db/database.hh"
+#include "sstables/sstable.hh"
 #include "sstables/writer.hh"
 #include "runtime/smp.hh"
 #include "test/lib/cql_env.hh"
@@ -515,7 +516,18 @@ REEF_TEST_CASE(table_params_answer_as_cassandra) {
                           "to 1.0 (got 1.5)");
         BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH default_time_to_live = 630720000"),
                           "schema_change UPDATED TABLE ks g");
+        BOOST_CHECK_EQUAL(co_await answer("CREATE TABLE x (k int PRIMARY KEY) WITH min_index_interval = 0"),
+                          "config_error: min_index_interval must be greater than or equal to 1 (got 0)");
+        BOOST_CHECK_EQUAL(co_await answer("CREATE TABLE x (k int PRIMARY KEY) WITH max_index_interval = 100"),
+                          "config_error: max_index_interval must be greater than or equal to min_index_interval (128) "
+                          "(got 100)");
+        BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH min_index_interval = 4 AND max_index_interval = 16"),
+                          "schema_change UPDATED TABLE ks g");
+        BOOST_CHECK_EQUAL(co_await answer("ALTER TABLE g WITH min_index_interval = 32"),
+                          "config_error: max_index_interval must be greater than or equal to min_index_interval (32) "
+                          "(got 16)");
         auto& db = env.db().local();
+        BOOST_CHECK_EQUAL(sstables::writer_options_for(*db.find_schema("ks", "g")).min_index_interval, 4u);
         BOOST_CHECK_EQUAL(sstables::writer_options_for(*db.find_schema("ks", "f")).bloom_filter_fp_chance, 0.1);
         BOOST_CHECK_EQUAL(sstables::writer_options_for(*db.find_schema("ks", "g")).bloom_filter_fp_chance, 0.01);
 
@@ -542,6 +554,30 @@ REEF_TEST_CASE(table_params_answer_as_cassandra) {
                 BOOST_CHECK(rows[0][0] == int_value(30));
             }
         }
+        // g's flushes sample the summary every 4 partitions (min_index_interval = 4, as Cassandra writes it).
+        for (int k = 0; k < 10; ++k) {
+            co_await env.run(fmt::format("INSERT INTO g (k, v) VALUES ({}, {})", k, k), 0, state);
+        }
+        co_await env.db().invoke_on_all([](database& db) { return db.flush("ks", "g"); });
+        auto intervals = co_await env.db().map_reduce0(
+            [](database& db) {
+                std::vector<uint32_t> v;
+                for (auto& sst : db.find_table(db.find_schema("ks", "g")->id())->sstables()) {
+                    v.push_back(sst->components().summary.min_index_interval);
+                }
+                return v;
+            },
+            std::vector<uint32_t>{}, [](std::vector<uint32_t> a, std::vector<uint32_t> b) {
+                a.insert(a.end(), b.begin(), b.end());
+                return a;
+            });
+        BOOST_CHECK(!intervals.empty());
+        size_t summaries = 0;
+        for (auto i : intervals) {
+            BOOST_CHECK_EQUAL(i, 4u);
+            ++summaries;
+        }
+        BOOST_CHECK_GE(summaries, 1u);
     };
     co_await with_cql(body);
 }

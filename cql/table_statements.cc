@@ -57,7 +57,7 @@ void check_table_params(const std::vector<cql_property>& properties, const table
                                utils::java_double_to_string(v)));
         }
     }
-    // Integers the syntax check took (check_table_property); one past int32 is left to it.
+    // The syntax check (check_table_property) took these values as integers.
     constexpr int64_t max_ttl = 630720000;  // Attributes.MAX_TTL: 20 years
     if (auto* p = given("default_time_to_live")) {
         int64_t v = std::strtoll(p->value.c_str(), nullptr, 10);

@@ -457,7 +457,7 @@ std::optional<table_id> apply_table_properties(const std::vector<cql_property>& 
                                                    p.value_token.source));
             }
             auto b = uuid_type()->from_string(p.value);
-            table_id tid;
+            table_id tid{};
             std::copy(b.begin(), b.end(), tid.begin());
             id = tid;
         } else {

@@ -1,6 +1,7 @@
 // open_sstable: an opened sstable holds what was written (timestamp bounds, the bloom filter's keys, every partition
 // through read_handles()), and an open that fails half-way (a summary pointing past Index.db's end) closes the files it
-// had opened and names the bad component.
+// had opened and names the bad component. A reader of a shared sstable keeps it, and holds its reader gate until
+// the reader closes.
 #include "db/memtable.hh"
 #include "db/memtable_reader.hh"
 #include "sstables/sstable.hh"

@@ -41,10 +41,14 @@ inline std::optional<std::filesystem::path> repo_root_dir() {
     return std::nullopt;
 }
 
-// The small sstable sets kept in the repository (test/resource/sstables, its README says what each holds).
+// The small sstable sets kept in the repository (test/resource/sstables, its README says what each holds), or
+// nullopt when the folder is not there.
 inline std::optional<std::filesystem::path> resource_sstables_dir() {
     auto root = repo_root_dir();
-    return root ? std::optional(*root / "test" / "resource" / "sstables") : std::nullopt;
+    if (!root || !std::filesystem::is_directory(*root / "test" / "resource" / "sstables")) {
+        return std::nullopt;
+    }
+    return *root / "test" / "resource" / "sstables";
 }
 
 // The corpus folder (../shared/peer-sstables beside the repository), or nullopt.

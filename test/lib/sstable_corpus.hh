@@ -23,12 +23,6 @@ struct corpus_sstable {
     bool has(sstables::component_type c) const { return std::filesystem::exists(path(c)); }
 };
 
-// The repository's test/resource/sstables folder, or nullopt.
-inline std::optional<std::filesystem::path> test_resource_sstables_dir() {
-    auto dir = resource_sstables_dir();
-    return dir && std::filesystem::is_directory(*dir) ? dir : std::nullopt;
-}
-
 inline std::vector<corpus_sstable> sstables_in(const std::filesystem::path& root) {
     namespace fs = std::filesystem;
     std::vector<fs::path> datasets;
@@ -70,7 +64,7 @@ inline std::vector<corpus_sstable> all_test_sstables() {
     } else {
         return out;
     }
-    if (auto res = test_resource_sstables_dir()) {
+    if (auto res = resource_sstables_dir()) {
         auto more = sstables_in(*res);
         out.insert(out.end(), more.begin(), more.end());
     }

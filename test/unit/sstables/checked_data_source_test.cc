@@ -122,7 +122,7 @@ REEF_TEST_CASE(test_corpus_data_reads_whole_and_matches_index) {
         BOOST_TEST_MESSAGE(k << ": " << n << " sstables");
     }
     BOOST_TEST_MESSAGE("chunks stored uncompressed: " << uncompressed_chunks);
-    if (reef::testing::test_resource_sstables_dir()) {
+    if (reef::testing::resource_sstables_dir()) {
         for (auto c : {"LZ4Compressor", "SnappyCompressor", "ZstdCompressor", "DeflateCompressor", "CRC.db"}) {
             BOOST_CHECK_MESSAGE(by_compressor[c] > 0, "no sstable read with " << c);
         }

@@ -275,7 +275,7 @@ BOOST_AUTO_TEST_CASE(test_statistics_error_names_file_and_offset) {
 // the key range agree with what Cassandra's dump of the same sstable shows; the 4 zero bytes per histogram bin that
 // Cassandra 5.0 pads the stats part with are read, and must be zeros.
 BOOST_AUTO_TEST_CASE(test_oa_statistics) {
-    auto dir = testing::test_resource_sstables_dir();
+    auto dir = testing::resource_sstables_dir();
     BOOST_REQUIRE_MESSAGE(dir, "test/resource/sstables is missing");
     for (auto name : {"oa_lz4", "oa_far_future"}) {
         BOOST_TEST_CONTEXT(name) {

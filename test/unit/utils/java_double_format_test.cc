@@ -3,6 +3,7 @@
 // the same. REEF_JAVA_FORMAT_VECTORS names another file in that format (test/interop/java_double_format_diff.py
 // streams a fresh random batch from the JVM through /dev/stdin).
 #include "utils/java_double_format.hh"
+#include "test/lib/peer_corpus.hh"
 
 #include <boost/test/unit_test.hpp>
 
@@ -23,32 +24,11 @@ using reef::utils::java_float_to_string;
 
 namespace {
 
-std::optional<std::filesystem::path> repository_root() {
-    namespace fs = std::filesystem;
-    std::vector<fs::path> starts = {fs::current_path()};
-    std::error_code ec;
-    auto exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        starts.push_back(exe.parent_path());
-    }
-    for (auto dir : starts) {
-        for (; !dir.empty(); dir = dir.parent_path()) {
-            if (fs::exists(dir / "ARCHITECTURE.md") && fs::exists(dir / "configure.py")) {
-                return dir;
-            }
-            if (dir == dir.parent_path()) {
-                break;
-            }
-        }
-    }
-    return std::nullopt;
-}
-
 std::string vectors_path() {
     if (const char* p = std::getenv("REEF_JAVA_FORMAT_VECTORS")) {
         return p;
     }
-    auto root = repository_root();
+    auto root = reef::testing::repo_root_dir();
     BOOST_REQUIRE_MESSAGE(root, "the repository root (ARCHITECTURE.md) is not above the test");
     return (*root / "test" / "resource" / "java_double_format" / "vectors.txt").string();
 }

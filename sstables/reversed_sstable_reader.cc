@@ -31,7 +31,7 @@ public:
     reversed_sstable_reader(schema_ptr s, sstable_read_handles h, dht::partition_range range, clustering_ranges slice,
                             streamed_forwarding fwd, bypass_cache bypass, reader_permit permit)
         : mutation_reader_impl(std::move(s)), _h(std::move(h)),
-          _hold(_h.readers ? gate::holder(*_h.readers) : gate::holder()), _permit(std::move(permit)),
+          _hold(_h.hold_readers()), _permit(std::move(permit)),
           _caches(*_h.index_file, *_h.index_cache, bypass),
           _index(*_h.summary, _caches, _h.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _forward_order(*_schema), _order(*_schema, true),

@@ -124,7 +124,7 @@ public:
                    streamed_forwarding fwd, bypass_cache bypass, reader_permit permit,
                    std::vector<located_partition> located = {}, bool located_mode = false)
         : mutation_reader_impl(std::move(s)), _located(std::move(located)), _located_mode(located_mode),
-          _sstable(std::move(h)), _hold(_sstable.readers ? gate::holder(*_sstable.readers) : gate::holder()),
+          _sstable(std::move(h)), _hold(_sstable.hold_readers()),
           _permit(std::move(permit)),
           _caches(*_sstable.index_file, *_sstable.index_cache, bypass),
           _index(*_sstable.summary, _caches, _sstable.parse_page), _range(std::move(range)), _slice(std::move(slice)),

@@ -52,6 +52,9 @@ struct sstable_read_handles {
     // which the reader holds from its start until it closes (null: none), so the files outlive the read.
     std::shared_ptr<const void> owner;
     gate* readers = nullptr;
+
+    // A hold on `readers` (none without one), for a reader to keep until it closes.
+    gate::holder hold_readers() const { return readers ? gate::holder(*readers) : gate::holder(); }
 };
 
 // Partitions of opts.range in token order, each clipped to opts.slice (clustering ranges in the read's order) through

@@ -43,10 +43,10 @@ void check_table_params(const std::vector<cql_property>& properties, const table
     auto refuse = [](std::string message) { throw cql_error(error_code::config_error, std::move(message)); };
     if (auto* p = given("bloom_filter_fp_chance")) {
         double v = std::strtod(p->value.c_str(), nullptr);
-        double min = sstables::min_supported_bloom_fp_chance();
-        if (!(v > min && v <= 1)) {
+        if (!sstables::valid_bloom_fp_chance(v)) {
             refuse(fmt::format("bloom_filter_fp_chance must be larger than {} and less than or equal to 1.0 (got {})",
-                               utils::java_double_to_string(min), utils::java_double_to_string(v)));
+                               utils::java_double_to_string(sstables::min_supported_bloom_fp_chance()),
+                               utils::java_double_to_string(v)));
         }
     }
     if (auto* p = given("crc_check_chance")) {

@@ -141,7 +141,7 @@ int perf_multiget_main(int argc, char** argv) {
             throw std::invalid_argument(fmt::format("--reef-stride-order '{}': expected key or ring", stride_order));
         }
         wl.reef_ring_order = stride_order == "ring";
-        if (!(wl.reef_bloom_fp_chance > sstables::min_supported_bloom_fp_chance() && wl.reef_bloom_fp_chance <= 1)) {
+        if (!sstables::valid_bloom_fp_chance(wl.reef_bloom_fp_chance)) {
             throw std::invalid_argument(fmt::format("--reef-bloom-fp-chance {}: expected more than {} and at most 1",
                                                     wl.reef_bloom_fp_chance, sstables::min_supported_bloom_fp_chance()));
         }

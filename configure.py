@@ -279,7 +279,10 @@ def write_ninja(mode, args, dep_cflags, dep_libs):
     w('  deps = gcc')
     w('  description = CXX $out')
     w('rule pch')
-    w('  command = $cxx -MD -MF $out.d $cxxflags $extra_cxxflags -x c++-header $in -o $out')
+    # A .gch records each header's checksum, so a cache hit must mean the same header bytes: ccache's depend mode
+    # hashes the headers themselves, where its preprocessor mode would take a comment-only edit for no change and
+    # return a .gch whose #pragma once no longer matches (every header then included twice).
+    w('  command = CCACHE_DEPEND=true $cxx -MD -MF $out.d $cxxflags $extra_cxxflags -x c++-header $in -o $out')
     w('  depfile = $out.d')
     w('  deps = gcc')
     w('  description = PCH $out')

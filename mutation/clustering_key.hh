@@ -152,12 +152,12 @@ private:
 // date, time, duration) are compared inline, without the type's virtual
 // dispatch: this comparison runs in every map step of the memtable and in
 // every position comparison of the read path. Other types (and values of an
-// unexpected size) go through abstract_type::compare. Copies share the
-// compiled column list (one reference count, no allocation).
+// unexpected size) go through abstract_type::compare. Comparators of one
+// schema share its clustering_columns (one reference count, no allocation).
 class clustering_comparator {
 public:
-    explicit clustering_comparator(const schema& s) : clustering_comparator(s.clustering_types()) {}
-    explicit clustering_comparator(std::vector<data_type> types);
+    explicit clustering_comparator(const schema& s) : _c(s.clustering_compare()) {}
+    explicit clustering_comparator(std::vector<data_type> types) : _c(make_clustering_columns(std::move(types))) {}
 
     size_t size() const noexcept { return _c->columns.size(); }
     // Compares component by component over the common length; returns the
@@ -179,16 +179,8 @@ public:
     }
 
 private:
-    enum class fast_kind : uint8_t { generic, signed_integer, byte_order };
-    struct column {
-        fast_kind kind;
-        bool reversed;              // a DESC column (fast kinds; generic types reverse themselves)
-        const abstract_type* type;  // the column's type as the schema has it (reversed(...) for DESC)
-    };
-    struct compiled {
-        std::vector<data_type> types;  // keeps the types alive
-        std::vector<column> columns;
-    };
+    using fast_kind = clustering_compare_kind;
+    using column = clustering_column_compare;
 
     static uint64_t load_be(const uint8_t* p, size_t n) noexcept {
         uint64_t v = 0;
@@ -228,7 +220,7 @@ private:
         return r < 0 ? -1 : r > 0 ? 1 : 0;
     }
 
-    std::shared_ptr<const compiled> _c;
+    std::shared_ptr<const clustering_columns> _c;
 };
 
 } // namespace reef

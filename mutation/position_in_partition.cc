@@ -5,38 +5,6 @@
 
 namespace reef {
 
-clustering_comparator::clustering_comparator(std::vector<data_type> types) {
-    auto c = std::make_shared<compiled>();
-    for (auto& t : types) {
-        const abstract_type* base = t->is_reversed() ? t->underlying_type().get() : t.get();
-        fast_kind k = fast_kind::generic;
-        switch (base->is_reversed() ? type_kind::reversed : base->kind()) {
-        case type_kind::bigint:
-        case type_kind::int32:
-        case type_kind::smallint:
-        case type_kind::tinyint:
-        case type_kind::counter:
-        case type_kind::timestamp:
-            k = fast_kind::signed_integer;
-            break;
-        case type_kind::ascii:
-        case type_kind::text:
-        case type_kind::blob:
-        case type_kind::inet:
-        case type_kind::date:
-        case type_kind::time:
-        case type_kind::duration:
-            k = fast_kind::byte_order;
-            break;
-        default:
-            break;
-        }
-        c->columns.push_back(column{k, t->is_reversed(), t.get()});
-    }
-    c->types = std::move(types);
-    _c = std::move(c);
-}
-
 bound_weight weight_of(bound_kind k) noexcept {
     switch (k) {
     case bound_kind::incl_start:

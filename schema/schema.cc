@@ -60,6 +60,10 @@ std::vector<data_type> schema::clustering_types() const {
     return types;
 }
 
+std::shared_ptr<const clustering_columns> schema::clustering_compare() const {
+    return _clustering_compare ? _clustering_compare : make_clustering_columns(clustering_types());
+}
+
 std::string schema::to_cql() const {
     std::string s = fmt::format("CREATE TABLE {}.{} (", maybe_quote_identifier(_keyspace), maybe_quote_identifier(_table));
     bool first = true;
@@ -217,6 +221,7 @@ schema_ptr schema_builder::build() {
     };
     std::sort(_s._static_columns.begin(), _s._static_columns.end(), order);
     std::sort(_s._regular_columns.begin(), _s._regular_columns.end(), order);
+    _s._clustering_compare = make_clustering_columns(_s.clustering_types());
     return std::make_shared<const schema>(_s);
 }
 

@@ -2,6 +2,7 @@
 // regular columns, and the options later rooms need. Immutable once built; shared through schema_ptr.
 #pragma once
 
+#include "schema/clustering_columns.hh"
 #include "schema/types.hh"
 
 #include <array>
@@ -64,6 +65,8 @@ class schema {
     // Every column in declaration order.
     std::vector<std::string> _declared;
     table_options _options;
+    // clustering_types() as comparators use them, made by build() (every read compares positions).
+    std::shared_ptr<const clustering_columns> _clustering_compare;
     friend class schema_builder;
 public:
     const std::string& keyspace() const { return _keyspace; }
@@ -81,6 +84,8 @@ public:
     data_type partition_key_type() const;
     // Clustering column types as compared (reversed for DESC), the serialization header's clustering types.
     std::vector<data_type> clustering_types() const;
+    // The same, ready for comparisons (shared: copying it allocates nothing).
+    std::shared_ptr<const clustering_columns> clustering_compare() const;
     // A CREATE TABLE statement that parse_cql reads back into an equal schema.
     std::string to_cql() const;
 };

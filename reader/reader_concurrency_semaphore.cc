@@ -60,7 +60,8 @@ read_clock::time_point reader_permit::timeout() const noexcept { return _impl->t
 void reader_permit::set_timeout(read_clock::time_point t) noexcept { _impl->timeout = t; }
 
 void reader_permit::check_timeout(std::string_view what) const {
-    if (!timed_out()) {
+    // A read without a deadline does not read the clock (a call per I/O of every read).
+    if (_impl->timeout == no_timeout || !timed_out()) {
         return;
     }
     if (_impl->sem) {

@@ -126,7 +126,8 @@ public:
     // marshal_exception naming the value and the type.
     bytes from_json(const utils::json_value& v) const;
 
-    bool operator==(const abstract_type& o) const { return class_name() == o.class_name(); }
+    // Native types are singletons: the same object is the same type without building two class names.
+    bool operator==(const abstract_type& o) const { return this == &o || class_name() == o.class_name(); }
 protected:
     std::string class_name(bool ignore_freezing) const;
 };

@@ -32,7 +32,7 @@ future<index_page_cache::entry_ptr> index_reader::page(size_t i) {
             throw std::runtime_error("index_reader: Index.db is shorter than the summary says (page at " +
                                      std::to_string(begin) + ")");
         }
-        co_return _parse(std::string_view(buf.get(), buf.size()), begin);
+        co_return (*_parse)(std::string_view(buf.get(), buf.size()), begin);
     };
     auto p = co_await _caches.index().get_or_load(i, loader);
     co_return p;

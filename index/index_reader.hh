@@ -39,8 +39,10 @@ struct index_summary {
 };
 
 // Parses the bytes of one page (whole entries, starting at Index.db offset base_offset). The sstables room gives
-// it (the entry format is theirs); it throws on malformed bytes, naming the file and offset.
-using page_parser = std::function<partition_index_page(std::string_view bytes, uint64_t base_offset)>;
+// it (the entry format is theirs); it throws on malformed bytes, naming the file and offset. Shared: every read's
+// handles and index_reader hold one, and copying the pointer allocates nothing (copying a std::function would).
+using page_parse_function = std::function<partition_index_page(std::string_view bytes, uint64_t base_offset)>;
+using page_parser = std::shared_ptr<const page_parse_function>;
 
 using index_page_cache = cache::partition_index_cache<partition_index_page>;
 

@@ -5,18 +5,19 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace reef::sstables {
 
 class malformed_sstable_exception : public std::runtime_error {
 public:
     // "<file>: at offset <offset>: <what>"
-    malformed_sstable_exception(const std::string& file, uint64_t offset, const std::string& what)
-        : std::runtime_error(file + ": at offset " + std::to_string(offset) + ": " + what), _file(file),
+    malformed_sstable_exception(std::string_view file, uint64_t offset, const std::string& what)
+        : std::runtime_error(std::string(file) + ": at offset " + std::to_string(offset) + ": " + what), _file(file),
           _offset(offset) {}
     // For problems that have no single offset (a missing component, a bad TOC).
-    malformed_sstable_exception(const std::string& file, const std::string& what)
-        : std::runtime_error(file + ": " + what), _file(file) {}
+    malformed_sstable_exception(std::string_view file, const std::string& what)
+        : std::runtime_error(std::string(file) + ": " + what), _file(file) {}
 
     const std::string& file() const noexcept { return _file; }
     uint64_t offset() const noexcept { return _offset; }

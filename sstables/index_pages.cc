@@ -39,15 +39,8 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
     // bytes), so that reading an entry in place needs no check; the promoted index is parsed (and checked) by the
     // read that uses it (parse_promoted_index). Each key is hashed here, once: a lookup compares the tokens' high
     // halves and touches the few keys that tie.
-    // The parser is copied with every read's handles: its state is shared, so that a copy allocates nothing.
-    struct state {
-        std::string file;
-        mx_fragment_consumer::token_function token;
-    };
-    auto shared = std::make_shared<const state>(state{std::move(file), std::move(token)});
-    return [shared](std::string_view bytes, uint64_t base_offset) {
-        auto& file = shared->file;
-        auto& token = shared->token;
+    return std::make_shared<const index::page_parse_function>([file = std::move(file), token = std::move(token)](
+                                                                  std::string_view bytes, uint64_t base_offset) {
         if (bytes.size() > UINT32_MAX) {
             throw malformed_sstable_exception(file, base_offset, "an index page of " + std::to_string(bytes.size()) +
                                                                      " bytes (at most 2^32 - 1)");
@@ -77,7 +70,7 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
         page.entry_offsets.shrink_to_fit();
         page.token_high.shrink_to_fit();
         return page;
-    };
+    });
 }
 
 } // namespace reef::sstables

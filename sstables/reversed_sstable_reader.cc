@@ -41,7 +41,7 @@ public:
         // checked only by validation), so pages are the unit.
         _options.alignment = c.compression ? c.compression->chunk_length : 4096;
         _options.window = std::max<uint64_t>(_options.alignment, 32 * 1024);
-        _open_data = [data = _h.data, components = _h.components, permit = _permit, file = _h.data_file](uint64_t pos,
+        _open_data = [data = _h.data, components = _h.components, permit = _permit, file = std::string(_h.data_file)](uint64_t pos,
                                                                                                      uint64_t len) {
             return make_permit_checked_source(make_data_source(data, *components, pos, len, integrity_check::no), permit, file);
         };
@@ -233,7 +233,7 @@ private:
             start = find_reversal_start(*_pi, loc->start, loc->end, end, _forward_order, _h.header->clustering_types, version,
                                         _index_file);
         }
-        auto src = make_partition_reversing_data_source(_open_data, *_h.header, _h.data_file, loc->start, loc->end,
+        auto src = make_partition_reversing_data_source(_open_data, *_h.header, std::string(_h.data_file), loc->start, loc->end,
                                                         start, _options);
         _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src), inner_file_name(), UINT64_MAX / 2,
                                                 dht::partition_range::full(), _h.token, loc->start,
@@ -294,7 +294,7 @@ private:
     }
 
     std::string inner_file_name() const {
-        return _h.data_file + " (the partition at " + std::to_string(_partition_start) + " read backwards)";
+        return std::string(_h.data_file) + " (the partition at " + std::to_string(_partition_start) + " read backwards)";
     }
 
     // Where the walk jumps before the next fragment, if anywhere: with the partition's promoted index, when the
@@ -367,7 +367,7 @@ private:
             _inner.reset();
             co_await r.close();
         }
-        auto src = make_partition_body_reversing_data_source(_open_data, *_h.header, _h.data_file, _partition_start,
+        auto src = make_partition_body_reversing_data_source(_open_data, *_h.header, std::string(_h.data_file), _partition_start,
                                                              _partition_end, _partition_start + _pi->partition_header_length,
                                                              to, _options);
         _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src), inner_file_name(), UINT64_MAX / 2,

@@ -38,7 +38,7 @@ struct sstable_read_handles {
     const sstable_components* components = nullptr;
     std::shared_ptr<const serialization_header> header;
     file data;              // Data.db, open
-    std::string data_file;  // its path, for errors
+    std::string_view data_file;   // its path, for errors (the sstable's: valid while it lives)
     std::string_view index_path;  // Index.db's path, for errors (the sstable's: valid while it lives)
     const index::index_summary* summary = nullptr;
     cache::cached_file* index_file = nullptr;       // Index.db's shared page cache

@@ -78,7 +78,7 @@ BOOST_AUTO_TEST_CASE(test_page_search_matches_ring_order) {
         auto parse = murmur3 ? sstables::make_index_page_parser(sstables::sstable_version::me, "test-Index.db")
                              : sstables::make_index_page_parser(sstables::sstable_version::me, "test-Index.db", few_tokens);
         auto bytes = page_bytes(keys);
-        auto page = parse(bytes, 0);
+        auto page = (*parse)(bytes, 0);
         BOOST_REQUIRE_EQUAL(page.size(), keys.size());
         for (size_t i = 0; i < keys.size(); ++i) {
             BOOST_REQUIRE_EQUAL(page.token_high[i], index::partition_index_page::token_high_of(keys[i].get_token()));

@@ -77,9 +77,9 @@ std::vector<std::string_view> partition_key::components(size_t column_count) con
         throw key_format_error("a partition key has at least one column");
     }
     if (column_count == 1) {
-        return {std::string_view(_bytes)};
+        return {view()};
     }
-    auto parts = split_composite(_bytes);
+    auto parts = split_composite(view());
     if (parts.size() != column_count) {
         throw key_format_error("composite partition key has " + std::to_string(parts.size()) + " components, expected " +
                                std::to_string(column_count));

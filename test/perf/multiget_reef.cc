@@ -39,7 +39,7 @@ schema_ptr multiget_schema(uint64_t sstable_mb, double bloom_fp_chance) {
 dht::decorated_key decorated(uint64_t n) {
     char b[mg::key_size];
     mg::key_bytes(n, b);
-    return dht::decorated_key(partition_key(std::string(b, mg::key_size)));
+    return dht::decorated_key(partition_key(std::string_view(b, mg::key_size)));
 }
 
 clustering_ranges full_slice() {

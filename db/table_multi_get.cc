@@ -70,14 +70,11 @@ std::vector<sstables::shared_sstable> sstables_spanning(const std::vector<sstabl
     return out;
 }
 
-// A batch of one key: t's single-partition read of it, forward, into a mutation.
-future<std::vector<std::optional<mutation>>> read_one(table& t, reader_permit permit, const dht::decorated_key& key,
-                                                      clustering_ranges forward_slice, bypass_cache bypass) {
-    read_options opts{.range = dht::partition_range::singular(key), .slice = std::move(forward_slice), .bypass = bypass};
-    auto r = t.make_reader(std::move(permit), std::move(opts));
-    std::vector<std::optional<mutation>> out;
-    out.push_back(co_await read_whole(std::move(r), t.schema()));
-    co_return out;
+// A batch of one key: t's single-partition read of it, forward (made outside any co_await expression).
+mutation_reader single_partition_reader(table& t, reader_permit permit, const dht::decorated_key& key,
+                                        clustering_ranges forward_slice, bypass_cache bypass) {
+    return t.make_reader(std::move(permit),
+                         {.range = dht::partition_range::singular(key), .slice = std::move(forward_slice), .bypass = bypass});
 }
 
 void apply_into(std::optional<mutation>& slot, mutation m) {
@@ -166,7 +163,10 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
     if (keys.size() == 1 && !stats) {
         // A batch of one shares nothing: make_reader's single-partition read, which the contract describes, without
         // the batch's bookkeeping.
-        co_return co_await read_one(*this, std::move(permit), keys.front(), std::move(forward_slice), bypass);
+        auto r = single_partition_reader(*this, std::move(permit), keys.front(), std::move(forward_slice), bypass);
+        std::vector<std::optional<mutation>> out(1);
+        out[0] = co_await read_whole(std::move(r), _schema);
+        co_return out;
     }
     // The sources present now, taken before anything suspends; the sstables' reader gates held (compaction closes
     // and removes an sstable only after its readers).

@@ -41,8 +41,8 @@ public:
         // checked only by validation), so pages are the unit.
         _options.alignment = c.compression ? c.compression->chunk_length : 4096;
         _options.window = std::max<uint64_t>(_options.alignment, 32 * 1024);
-        _open_data = [data = _h.data, components = _h.components, permit = _permit, file = std::string(_h.data_file)](uint64_t pos,
-                                                                                                     uint64_t len) {
+        _open_data = [data = _h.data, components = _h.components, permit = _permit,
+                      file = std::string(_h.data_file)](uint64_t pos, uint64_t len) {
             return make_permit_checked_source(make_data_source(data, *components, pos, len, integrity_check::no), permit, file);
         };
     }
@@ -233,8 +233,8 @@ private:
             start = find_reversal_start(*_pi, loc->start, loc->end, end, _forward_order, _h.header->clustering_types, version,
                                         _index_file);
         }
-        auto src = make_partition_reversing_data_source(_open_data, *_h.header, std::string(_h.data_file), loc->start, loc->end,
-                                                        start, _options);
+        auto src = make_partition_reversing_data_source(_open_data, *_h.header, std::string(_h.data_file), loc->start,
+                                                        loc->end, start, _options);
         _inner.emplace(make_mx_full_scan_reader(_schema, _h.header, std::move(src), inner_file_name(), UINT64_MAX / 2,
                                                 dht::partition_range::full(), _h.token, loc->start,
                                                 mx_parser::start_at::partition, row_skipper()));

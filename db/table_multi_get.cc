@@ -73,8 +73,9 @@ std::vector<sstables::shared_sstable> sstables_spanning(const std::vector<sstabl
 // A batch of one key: t's single-partition read of it, forward (made outside any co_await expression).
 mutation_reader single_partition_reader(table& t, reader_permit permit, const dht::decorated_key& key,
                                         clustering_ranges forward_slice, bypass_cache bypass) {
-    return t.make_reader(std::move(permit),
-                         {.range = dht::partition_range::singular(key), .slice = std::move(forward_slice), .bypass = bypass});
+    return t.make_reader(std::move(permit), {.range = dht::partition_range::singular(key),
+                                             .slice = std::move(forward_slice),
+                                             .bypass = bypass});
 }
 
 void apply_into(std::optional<mutation>& slot, mutation m) {

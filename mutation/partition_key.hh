@@ -55,7 +55,9 @@ public:
     std::vector<std::string_view> components(size_t column_count) const;
 
     std::string_view view() const noexcept { return {_bytes.data(), _bytes.size()}; }
-    std::span<const std::byte> bytes() const noexcept { return std::as_bytes(std::span<const char>(_bytes.data(), _bytes.size())); }
+    std::span<const std::byte> bytes() const noexcept {
+        return std::as_bytes(std::span<const char>(_bytes.data(), _bytes.size()));
+    }
     size_t size() const noexcept { return _bytes.size(); }
 
     // Unsigned lexicographic, then shorter first: ByteBufferUtil.compareUnsigned.

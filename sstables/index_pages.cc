@@ -39,8 +39,7 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
     // bytes), so that reading an entry in place needs no check; the promoted index is parsed (and checked) by the
     // read that uses it (parse_promoted_index). Each key is hashed here, once: a lookup compares the tokens' high
     // halves and touches the few keys that tie.
-    return std::make_shared<const index::page_parse_function>([file = std::move(file), token = std::move(token)](
-                                                                  std::string_view bytes, uint64_t base_offset) {
+    auto parse = [file = std::move(file), token = std::move(token)](std::string_view bytes, uint64_t base_offset) {
         if (bytes.size() > UINT32_MAX) {
             throw malformed_sstable_exception(file, base_offset, "an index page of " + std::to_string(bytes.size()) +
                                                                      " bytes (at most 2^32 - 1)");
@@ -70,7 +69,8 @@ index::page_parser make_index_page_parser(sstable_version v, std::string file,
         page.entry_offsets.shrink_to_fit();
         page.token_high.shrink_to_fit();
         return page;
-    });
+    };
+    return std::make_shared<const index::page_parse_function>(std::move(parse));
 }
 
 } // namespace reef::sstables

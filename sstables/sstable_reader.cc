@@ -129,7 +129,8 @@ public:
           _caches(*_sstable.index_file, *_sstable.index_cache, bypass),
           _index(*_sstable.summary, _caches, _sstable.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _full_slice(is_full(_slice)),
-          _consumer(_schema, *_sstable.header, std::string(_sstable.data_file), _max_buffer_fragments, _sstable.token, _sstable.stats),
+          _consumer(_schema, *_sstable.header, std::string(_sstable.data_file), _max_buffer_fragments, _sstable.token,
+                    _sstable.stats),
           _cmp(*_schema) {}
 
     future<> fill_buffer() override {
@@ -352,7 +353,8 @@ private:
 
     // A new parser starting at `at` (fed nothing yet).
     void restart_parser(uint64_t at, mx_parser::start_at start) {
-        _read->parser = std::make_unique<mx_parser>(*_sstable.header, std::string(_sstable.data_file), _consumer, at, _range_end, start);
+        _read->parser = std::make_unique<mx_parser>(*_sstable.header, std::string(_sstable.data_file), _consumer, at,
+                                                    _range_end, start);
         _read->parser_done = false;
         _read->expect_partition_end = false;
     }

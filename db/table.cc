@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fmt/core.h>
 #include <limits>
+#include <stdexcept>
 
 namespace reef {
 
@@ -160,6 +162,7 @@ future<> table::start() {
             continue;
         }
         _sstables.push_back(std::move(sst));
+        index_sstables();
         note_flushed(_sstables.back());
     }
     if (_cfg.truncated_at && (!_flushed_position || *_cfg.truncated_at > *_flushed_position)) {
@@ -370,6 +373,7 @@ future<> table::flush_sealed() {
         // One step, no suspension: the sstable joins the set as the memtable leaves, so no read misses it, and
         // the row cache takes in what the memtable held (and refuses populations read before this).
         _sstables.push_back(std::move(sst));
+        index_sstables();
         _sealed.erase(std::find(_sealed.begin(), _sealed.end(), mt));
         // Its memory counts no more: readers still holding it end soon, and the writes waiting for it may go on.
         mt->release_dirty_memory();
@@ -394,15 +398,30 @@ future<> table::flush() {
     co_await flush_sealed();
 }
 
+void table::index_sstables() {
+    std::vector<const sstable_key_bounds*> bounds;
+    bounds.reserve(_sstables.size());
+    for (auto& sst : _sstables) {
+        bounds.push_back(&sst->key_bounds());
+    }
+    _bounds_index = sstable_bounds_index(bounds);
+}
+
 std::vector<sstables::shared_sstable> table::sstables_for(const dht::partition_range& range) const {
-    // A single key: only the sstables whose key bounds hold it and whose bloom filter admits it (the key hashed
-    // once for all of them).
+    // A single key: only the sstables whose key bounds hold it (found by the index, not by asking each) and whose
+    // bloom filter admits it (the key hashed once for all of them).
     if (range.is_singular() && range.start()->position.key()) {
+        if (_bounds_index.size() != _sstables.size()) {
+            throw std::logic_error(fmt::format("table {}.{}: the sstable index has {} sstables, the set {}",
+                                               _schema->keyspace(), _schema->table(), _bounds_index.size(),
+                                               _sstables.size()));
+        }
         auto& k = *range.start()->position.key();
         auto h = sstables::bloom_filter::hash_of(k.key().bytes());
         std::vector<sstables::shared_sstable> out;
-        for (auto& sst : _sstables) {
-            if (sst->spans(k) && sst->components().filter.is_present(h)) {
+        for (auto i : _bounds_index.spanning(k)) {
+            auto& sst = _sstables[i];
+            if (sst->components().filter.is_present(h)) {
                 out.push_back(sst);
             }
         }
@@ -575,6 +594,7 @@ future<> table::replace_sstables(std::vector<sstables::shared_sstable> inputs,
     }
     std::erase_if(_sstables, [&](auto& s) { return std::find(inputs.begin(), inputs.end(), s) != inputs.end(); });
     _sstables.insert(_sstables.end(), outputs.begin(), outputs.end());
+    index_sstables();
     for (auto& sst : inputs) {
         co_await sst->readers().close();
         co_await sst->close();

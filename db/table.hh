@@ -9,6 +9,7 @@
 #include "db/dirty_memory_manager.hh"
 #include "db/memtable.hh"
 #include "db/row_cache.hh"
+#include "db/sstable_bounds_index.hh"
 #include "reader/combined_reader.hh"
 #include "reader/mutation_reader.hh"
 #include "reader/read_options.hh"
@@ -222,6 +223,8 @@ private:
                                          reader_permit permit);
     // The sstables a read of `range` needs: for a single key, those whose bloom filter admits it; else all.
     std::vector<sstables::shared_sstable> sstables_for(const dht::partition_range& range) const;
+    // Rebuilds _bounds_index after _sstables changed (in the same step, before any read can use the index).
+    void index_sstables();
     // multi_get's sstable part: what each sstable holds of keys[i] for the keys it admits, applied to out[i].
     future<> read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
                                  const std::vector<dht::decorated_key>& keys, const clustering_ranges& forward_slice, reader_permit permit,
@@ -232,6 +235,8 @@ private:
     std::shared_ptr<memtable> _active;
     std::deque<std::shared_ptr<memtable>> _sealed;  // oldest first
     std::vector<sstables::shared_sstable> _sstables;
+    // _sstables by key bounds: rebuilt by index_sstables() in the step that changes them.
+    sstable_bounds_index _bounds_index;
     std::unique_ptr<row_cache> _cache;
     uint64_t _last_generation = 0;
     std::vector<sstables::shared_sstable> _staged;

@@ -99,6 +99,7 @@ size_t table::commit_staged() {
     for (auto& sst : _staged) {
         _sstables.push_back(std::move(sst));
     }
+    index_sstables();
     _staged.clear();
     return n;
 }

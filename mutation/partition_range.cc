@@ -15,6 +15,9 @@ int ring_position::compare(const decorated_key& k) const noexcept {
 }
 
 bool partition_range::is_singular() const noexcept {
+    if (_singular) {
+        return true;
+    }
     return _start && _end && _start->position.key() && _end->position.key() && *_start->position.key() == *_end->position.key();
 }
 
@@ -27,11 +30,12 @@ bool partition_range::before(const decorated_key& k) const noexcept {
 }
 
 bool partition_range::after(const decorated_key& k) const noexcept {
-    if (!_end) {
+    auto& end = this->end();
+    if (!end) {
         return false;
     }
-    int c = _end->position.compare(k);
-    return c < 0 || (c == 0 && !_end->inclusive);
+    int c = end->position.compare(k);
+    return c < 0 || (c == 0 && !end->inclusive);
 }
 
 } // namespace reef::dht

@@ -39,13 +39,16 @@ public:
     };
 
     static partition_range full() { return partition_range(std::nullopt, std::nullopt); }
+    // Holds k once: its end is its start.
     static partition_range singular(const decorated_key& k) {
-        return partition_range(bound{ring_position::for_key(k), true}, bound{ring_position::for_key(k), true});
+        partition_range r(bound{ring_position::for_key(k), true}, std::nullopt);
+        r._singular = true;
+        return r;
     }
     partition_range(std::optional<bound> start, std::optional<bound> end) : _start(std::move(start)), _end(std::move(end)) {}
 
     const std::optional<bound>& start() const noexcept { return _start; }
-    const std::optional<bound>& end() const noexcept { return _end; }
+    const std::optional<bound>& end() const noexcept { return _singular ? _start : _end; }
     bool is_singular() const noexcept;
 
     // Whether k is before the range's start, after its end, or inside.
@@ -55,7 +58,8 @@ public:
 
 private:
     std::optional<bound> _start;
-    std::optional<bound> _end;
+    std::optional<bound> _end;  // unused when _singular
+    bool _singular = false;
 };
 
 } // namespace reef::dht

@@ -7,8 +7,8 @@ namespace {
 
 class permit_checked_source final : public data_source_impl {
 public:
-    permit_checked_source(data_source src, reader_permit permit, std::string file)
-        : _src(std::move(src)), _units(permit.consume_memory(0)), _permit(std::move(permit)), _file(std::move(file)) {}
+    permit_checked_source(data_source src, reader_permit permit, std::string_view file)
+        : _src(std::move(src)), _units(permit.consume_memory(0)), _permit(std::move(permit)), _file(file) {}
 
     future<temporary_buffer> get() override {
         _permit.check_timeout(_file);
@@ -33,13 +33,13 @@ private:
     data_source _src;
     reader_permit::resource_units _units;
     reader_permit _permit;
-    std::string _file;
+    std::string_view _file;
 };
 
 } // namespace
 
-data_source make_permit_checked_source(data_source src, reader_permit permit, std::string file) {
-    return data_source(std::make_unique<permit_checked_source>(std::move(src), std::move(permit), std::move(file)));
+data_source make_permit_checked_source(data_source src, reader_permit permit, std::string_view file) {
+    return data_source(std::make_unique<permit_checked_source>(std::move(src), std::move(permit), file));
 }
 
 } // namespace reef

@@ -59,9 +59,9 @@ int row_position_comparator::operator()(const clustering_values& row, const posi
     return shorter_first(wb) ? 1 : -1;
 }
 
-mx_fragment_consumer::mx_fragment_consumer(schema_ptr s, const serialization_header& h, std::string file,
+mx_fragment_consumer::mx_fragment_consumer(schema_ptr s, const serialization_header& h, std::string_view file,
                                            size_t max_buffered, token_function token)
-    : _schema(std::move(s)), _file(std::move(file)), _max_buffered(max_buffered), _token(std::move(token)) {
+    : _schema(std::move(s)), _file(file), _max_buffered(max_buffered), _token(std::move(token)) {
     auto same = [](const std::vector<column_definition>& a, const std::vector<serialization_header_column>& b) {
         if (a.size() != b.size()) {
             return false;
@@ -75,7 +75,7 @@ mx_fragment_consumer::mx_fragment_consumer(schema_ptr s, const serialization_hea
     };
     if (!same(_schema->static_columns(), h.static_columns) || !same(_schema->regular_columns(), h.regular_columns) ||
         _schema->clustering_key().size() != h.clustering_types.size()) {
-        throw std::invalid_argument(_file + ": the schema's columns are not the serialization header's");
+        throw std::invalid_argument(std::string(_file) + ": the schema's columns are not the serialization header's");
     }
 }
 

@@ -13,6 +13,7 @@
 #include "sstables/serialization_header.hh"
 
 #include <functional>
+#include <concepts>
 #include <string>
 
 namespace reef::sstables {
@@ -44,9 +45,13 @@ public:
 
     // s must have the header's columns in the same order (schema_from_header gives one); throws
     // std::invalid_argument otherwise. The consumer stops the parser once `max_buffered` fragments wait.
-    // token: Murmur3 when empty (called directly, not through a std::function).
-    mx_fragment_consumer(schema_ptr s, const serialization_header& h, std::string file, size_t max_buffered = 1000,
-                         token_function token = {});
+    // token: Murmur3 when empty (called directly, not through a std::function). file names the data in errors:
+    // not copied, it must outlive the consumer (a temporary cannot).
+    mx_fragment_consumer(schema_ptr s, const serialization_header& h, std::string_view file,
+                         size_t max_buffered = 1000, token_function token = {});
+    template <typename S>
+        requires std::same_as<S, std::string>
+    mx_fragment_consumer(schema_ptr, const serialization_header&, S&&, size_t = 1000, token_function = {}) = delete;
     // buffer() may be another object's (set_output).
     mx_fragment_consumer(const mx_fragment_consumer&) = delete;
     mx_fragment_consumer& operator=(const mx_fragment_consumer&) = delete;
@@ -98,7 +103,7 @@ private:
     const column_definition& column(column_id id) const;
 
     schema_ptr _schema;
-    std::string _file;
+    std::string_view _file;
     size_t _max_buffered;
     token_function _token;
     // A vector drained in place: a deque of 200-byte fragments allocated a node every 2 rows.

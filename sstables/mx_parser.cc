@@ -349,9 +349,9 @@ inline void use_row_ttl(const parser_input& in, uint64_t at, const mx_row& row, 
 
 } // namespace
 
-mx_parser::mx_parser(const serialization_header& header, std::string file, mx_consumer& consumer,
+mx_parser::mx_parser(const serialization_header& header, std::string_view file, mx_consumer& consumer,
                      uint64_t start_offset, std::optional<uint64_t> stream_end, start_at start)
-    : _header(header), _consumer(consumer), _in(std::move(file), start_offset, stream_end), _start(start) {
+    : _header(header), _consumer(consumer), _in(file, start_offset, stream_end), _start(start) {
     for (auto& t : header.clustering_types) {
         _clustering_lengths.push_back(t->value_length_if_fixed());
     }

@@ -15,6 +15,7 @@
 #include <exception>
 #include <optional>
 #include <span>
+#include <concepts>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,14 @@ public:
     enum class start_at { partition, inside_partition };
 
     // Parses from start_offset on. stream_end: where the stream ends, if known; lengths reaching past it are
-    // refused at once.
-    mx_parser(const serialization_header& header, std::string file, mx_consumer& consumer, uint64_t start_offset = 0,
-              std::optional<uint64_t> stream_end = std::nullopt, start_at start = start_at::partition);
+    // refused at once. file names the data in errors: not copied, it must outlive the parser (a temporary cannot).
+    mx_parser(const serialization_header& header, std::string_view file, mx_consumer& consumer,
+              uint64_t start_offset = 0, std::optional<uint64_t> stream_end = std::nullopt,
+              start_at start = start_at::partition);
+    template <typename S>
+        requires std::same_as<S, std::string>
+    mx_parser(const serialization_header&, S&&, mx_consumer&, uint64_t = 0, std::optional<uint64_t> = {},
+              start_at = start_at::partition) = delete;
     mx_parser(const mx_parser&) = delete;
     mx_parser& operator=(const mx_parser&) = delete;
 

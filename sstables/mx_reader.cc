@@ -15,10 +15,10 @@ namespace {
 // rest of a partition the caller left (next_partition), and passes over the rows the caller does not want.
 class scan_consumer final : public mx_fragment_consumer {
 public:
-    scan_consumer(schema_ptr s, const serialization_header& h, std::string file, size_t max_buffered,
+    scan_consumer(schema_ptr s, const serialization_header& h, std::string_view file, size_t max_buffered,
                   token_function token, row_skip_function skip, fragment_buffer& out, dht::partition_range range,
                   bool in_partition)
-        : mx_fragment_consumer(std::move(s), h, std::move(file), max_buffered, std::move(token)),
+        : mx_fragment_consumer(std::move(s), h, file, max_buffered, std::move(token)),
           _skip(std::move(skip)), _range(std::move(range)), _full_range(is_full(_range)), _in_partition(in_partition) {
         set_output(out);
     }
@@ -118,10 +118,10 @@ public:
                         std::string file, uint64_t data_length, dht::partition_range range,
                         mx_fragment_consumer::token_function token, uint64_t start_offset, mx_parser::start_at start,
                         row_skip_function skip_row)
-        : mutation_reader_impl(s), _header(std::move(header)), _src(std::move(src)),
-          _consumer(std::move(s), *_header, file, _max_buffer_fragments, std::move(token), std::move(skip_row), _buffer,
-                    std::move(range), start == mx_parser::start_at::inside_partition),
-          _parser(*_header, file, _consumer, start_offset, data_length, start) {}
+        : mutation_reader_impl(s), _file(std::move(file)), _header(std::move(header)), _src(std::move(src)),
+          _consumer(std::move(s), *_header, _file, _max_buffer_fragments, std::move(token), std::move(skip_row),
+                    _buffer, std::move(range), start == mx_parser::start_at::inside_partition),
+          _parser(*_header, _file, _consumer, start_offset, data_length, start) {}
 
     future<> fill_buffer() override {
         if (_consumer.holding() && !_consumer.release_held()) {
@@ -205,6 +205,7 @@ private:
         }
     }
 
+    std::string _file;  // the name the consumer and the parser give in errors
     std::shared_ptr<const serialization_header> _header;
     data_source _src;
     scan_consumer _consumer;

@@ -21,8 +21,9 @@ class parser_input {
 public:
     // start_offset: the stream offset of the first byte fed; stream_end: the offset where the stream ends,
     // if known (lengths that reach past it are refused at once).
-    parser_input(std::string file, uint64_t start_offset, std::optional<uint64_t> stream_end)
-        : _file(std::move(file)), _offset(start_offset), _end(stream_end) {}
+    // file names the input in errors; it is not copied and must outlive this object.
+    parser_input(std::string_view file, uint64_t start_offset, std::optional<uint64_t> stream_end)
+        : _file(file), _offset(start_offset), _end(stream_end) {}
 
     // The next bytes of the stream. The buffer must stay valid until the parser asks for more.
     void feed(std::span<const std::byte> buf) noexcept {
@@ -36,7 +37,7 @@ public:
         _pos = 0;
     }
 
-    const std::string& file() const noexcept { return _file; }
+    std::string_view file() const noexcept { return _file; }
     // The stream offset of the next byte not yet consumed.
     uint64_t offset() const noexcept { return _offset; }
     std::optional<uint64_t> stream_end() const noexcept { return _end; }
@@ -156,7 +157,7 @@ private:
     [[noreturn]] void fail_truncated(size_t n, std::string_view what) const;
     [[noreturn]] void fail_length(uint64_t length, std::optional<uint64_t> limit, std::string_view what) const;
 
-    std::string _file;
+    std::string_view _file;
     std::span<const std::byte> _buf;
     size_t _pos = 0;
     // Bytes kept from earlier buffers: [_stage_pos, size) come before _buf[_pos...].

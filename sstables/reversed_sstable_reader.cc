@@ -42,7 +42,7 @@ public:
         _options.alignment = c.compression ? c.compression->chunk_length : 4096;
         _options.window = std::max<uint64_t>(_options.alignment, 32 * 1024);
         _open_data = [data = _h.data, components = _h.components, permit = _permit,
-                      file = std::string(_h.data_file)](uint64_t pos, uint64_t len) {
+                      file = _h.data_file](uint64_t pos, uint64_t len) {
             return make_permit_checked_source(make_data_source(data, *components, pos, len, integrity_check::no), permit, file);
         };
     }

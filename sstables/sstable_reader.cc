@@ -23,9 +23,9 @@ namespace {
 // builds neither their keys nor their cells.
 class pausing_consumer final : public mx_fragment_consumer {
 public:
-    pausing_consumer(schema_ptr s, const serialization_header& h, std::string file, size_t max_buffered,
+    pausing_consumer(schema_ptr s, const serialization_header& h, std::string_view file, size_t max_buffered,
                      token_function token, sstable_reader_stats* stats)
-        : mx_fragment_consumer(s, h, std::move(file), max_buffered, std::move(token)), _rows(*s), _stats(stats) {}
+        : mx_fragment_consumer(s, h, file, max_buffered, std::move(token)), _rows(*s), _stats(stats) {}
 
     // What becomes of the rows at or after the end skip_rows names.
     enum class past_end {
@@ -129,7 +129,7 @@ public:
           _caches(*_sstable.index_file, *_sstable.index_cache, bypass),
           _index(*_sstable.summary, _caches, _sstable.parse_page), _range(std::move(range)), _slice(std::move(slice)),
           _forwarding(fwd == streamed_forwarding::yes), _full_slice(is_full(_slice)),
-          _consumer(_schema, *_sstable.header, std::string(_sstable.data_file), _max_buffer_fragments, _sstable.token,
+          _consumer(_schema, *_sstable.header, _sstable.data_file, _max_buffer_fragments, _sstable.token,
                     _sstable.stats),
           _cmp(*_schema) {}
 
@@ -338,7 +338,7 @@ private:
         }
         _read->src = make_permit_checked_source(make_data_source(_sstable.data, *_sstable.components, at, _range_end - at,
                                                                  integrity_check::no, first_read),
-                                                _permit, std::string(_sstable.data_file));
+                                                _permit, _sstable.data_file);
         _read->src_next = at;
         _read->buf = temporary_buffer();
         _read->buf_start = at;
@@ -353,7 +353,7 @@ private:
 
     // A new parser starting at `at` (fed nothing yet).
     void restart_parser(uint64_t at, mx_parser::start_at start) {
-        _read->parser = std::make_unique<mx_parser>(*_sstable.header, std::string(_sstable.data_file), _consumer, at,
+        _read->parser = std::make_unique<mx_parser>(*_sstable.header, _sstable.data_file, _consumer, at,
                                                     _range_end, start);
         _read->parser_done = false;
         _read->expect_partition_end = false;

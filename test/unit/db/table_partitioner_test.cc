@@ -24,8 +24,8 @@ namespace {
 // What the sstable holds: its whole Data.db parsed with its own partitioner's tokens.
 std::vector<mutation> expected_mutations(const schema_ptr& s, const corpus_sstable& cs) {
     auto token = token_function_for(cs.stats.validation->partitioner);
-    sstables::mx_fragment_consumer c(s, *cs.stats.header, cs.data_path.string(), SIZE_MAX, token);
-    sstables::mx_parser p(*cs.stats.header, cs.data_path.string(), c, 0, cs.data.size());
+    sstables::mx_fragment_consumer c(s, *cs.stats.header, cs.data_path.native(), SIZE_MAX, token);
+    sstables::mx_parser p(*cs.stats.header, cs.data_path.native(), c, 0, cs.data.size());
     drive_parser(p, cs.data, [] { return size_t(1) << 30; });
     return canonical_mutations(s, take_fragments(c.buffer()), false);
 }

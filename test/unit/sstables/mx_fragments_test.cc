@@ -47,8 +47,8 @@ counts dump_counts(const json_value& doc) {
 std::pair<counts, std::string> to_fragments(const corpus_sstable& s, size_t batch, std::mt19937& rng) {
     auto& h = *s.stats.header;
     auto schema = schema_from_header(h);
-    mx_fragment_consumer c(schema, h, s.data_path.string(), batch, token_function_for(s.stats.validation->partitioner));
-    mx_parser p(h, s.data_path.string(), c, 0, s.data.size());
+    mx_fragment_consumer c(schema, h, s.data_path.native(), batch, token_function_for(s.stats.validation->partitioner));
+    mx_parser p(h, s.data_path.native(), c, 0, s.data.size());
     fragment_stream_validator validator(*schema);
     counts n;
     std::string text;

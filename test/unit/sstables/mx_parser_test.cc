@@ -339,7 +339,7 @@ std::string parse_to_log(const corpus_sstable& s, const std::function<size_t()>&
     recording_consumer c;
     c.full_every = full_every;
     c.skip_odd_rows = skip_odd_rows;
-    mx_parser p(*s.stats.header, s.data_path.string(), c, 0,
+    mx_parser p(*s.stats.header, s.data_path.native(), c, 0,
                 known_end ? std::optional<uint64_t>(s.data.size()) : std::nullopt);
     drive_parser(p, s.data, next_size);
     if (rows) {
@@ -398,7 +398,7 @@ BOOST_DATA_TEST_CASE(test_matches_the_dump, bdata::make(dataset_names), name) {
     size_t lines = 0;
     for (size_t i = 0; i < sstables.size(); ++i) {
         oracle_consumer c(*sstables[i].stats.header);
-        mx_parser p(*sstables[i].stats.header, sstables[i].data_path.string(), c);
+        mx_parser p(*sstables[i].stats.header, sstables[i].data_path.native(), c);
         drive_parser(p, sstables[i].data, [] { return size_t(1) << 20; });
         auto expected = from_dump(docs[i]);
         BOOST_REQUIRE_EQUAL(c.out.size(), expected.size());
@@ -695,7 +695,7 @@ BOOST_DATA_TEST_CASE(test_starting_inside_a_partition, bdata::make(dataset_names
                 }
                 auto expected = whole.substr(line, whole.find('\n', end_line) + 1 - line);
                 until_partition_end c;
-                mx_parser p(*s.stats.header, s.data_path.string(), c, offset, s.data.size(),
+                mx_parser p(*s.stats.header, s.data_path.native(), c, offset, s.data.size(),
                             mx_parser::start_at::inside_partition);
                 auto sizes = random_sizes(rng);
                 size_t pos = offset;

@@ -65,9 +65,9 @@ future<mutation_reader> open_reader(const corpus_sstable& s, schema_ptr schema,
 
 // The fragments of the in-memory parse.
 std::vector<mutation_fragment> parse_in_memory(const corpus_sstable& s, schema_ptr schema) {
-    mx_fragment_consumer c(schema, *s.stats.header, s.data_path.string(), SIZE_MAX,
+    mx_fragment_consumer c(schema, *s.stats.header, s.data_path.native(), SIZE_MAX,
                            token_function_for(s.stats.validation->partitioner));
-    mx_parser p(*s.stats.header, s.data_path.string(), c, 0, s.data.size());
+    mx_parser p(*s.stats.header, s.data_path.native(), c, 0, s.data.size());
     drive_parser(p, s.data, [] { return size_t(1) << 30; });
     return take_fragments(c.buffer());
 }

@@ -547,8 +547,8 @@ REEF_TEST_CASE(sstable_reader_slices_corpus_like_a_filtered_scan) {
             auto schema = schema_from_header(*cs.stats.header);
             mutation_generator g(schema, seed);
             auto token = token_function_for(cs.stats.validation->partitioner);
-            mx_fragment_consumer c(schema, *cs.stats.header, cs.data_path.string(), SIZE_MAX, token);
-            mx_parser p(*cs.stats.header, cs.data_path.string(), c, 0, cs.data.size());
+            mx_fragment_consumer c(schema, *cs.stats.header, cs.data_path.native(), SIZE_MAX, token);
+            mx_parser p(*cs.stats.header, cs.data_path.native(), c, 0, cs.data.size());
             drive_parser(p, cs.data, [] { return size_t(1) << 30; });
             auto whole = take_fragments(c.buffer());
             auto sst = co_await sstables::open_sstable(d, tracker);

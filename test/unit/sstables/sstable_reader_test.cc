@@ -171,8 +171,8 @@ REEF_TEST_CASE(sstable_reader_reads_every_corpus_key) {
             BOOST_TEST_CONTEXT(context) {
                 auto schema = schema_from_header(*cs.stats.header);
                 auto token = token_function_for(cs.stats.validation->partitioner);
-                mx_fragment_consumer c(schema, *cs.stats.header, cs.data_path.string(), SIZE_MAX, token);
-                mx_parser p(*cs.stats.header, cs.data_path.string(), c, 0, cs.data.size());
+                mx_fragment_consumer c(schema, *cs.stats.header, cs.data_path.native(), SIZE_MAX, token);
+                mx_parser p(*cs.stats.header, cs.data_path.native(), c, 0, cs.data.size());
                 drive_parser(p, cs.data, [] { return size_t(1) << 30; });
                 auto whole = take_fragments(c.buffer());
                 auto all = mutations_from_fragments(schema, whole);

@@ -226,9 +226,9 @@ constexpr uint64_t max_corpus_size = UINT64_MAX;
 
 // The fragments of a corpus sstable, parsed in memory.
 std::vector<mutation_fragment> parse_corpus(const testing::corpus_sstable& c, schema_ptr schema) {
-    mx_fragment_consumer consumer(schema, *c.stats.header, c.data_path.string(), SIZE_MAX,
+    mx_fragment_consumer consumer(schema, *c.stats.header, c.data_path.native(), SIZE_MAX,
                                   token_function_for(c.stats.validation->partitioner));
-    mx_parser p(*c.stats.header, c.data_path.string(), consumer, 0, c.data.size());
+    mx_parser p(*c.stats.header, c.data_path.native(), consumer, 0, c.data.size());
     drive_parser(p, c.data, [] { return size_t(1) << 30; });
     return take_fragments(consumer.buffer());
 }

@@ -12,9 +12,10 @@
 #include "sstables/mx_consumer.hh"
 #include "sstables/serialization_header.hh"
 
-#include <functional>
 #include <concepts>
+#include <functional>
 #include <string>
+#include <string_view>
 
 namespace reef::sstables {
 

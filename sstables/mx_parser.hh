@@ -11,12 +11,13 @@
 #include "sstables/serialization_header.hh"
 #include "utils/sync_generator.hh"
 
+#include <concepts>
 #include <cstdint>
 #include <exception>
 #include <optional>
 #include <span>
-#include <concepts>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace reef::sstables {

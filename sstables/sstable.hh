@@ -55,12 +55,12 @@ public:
 
     // Whether the partition may be in it (the bloom filter; false positives possible).
     bool may_contain(const dht::decorated_key& k) const;
-    // Whether k lies between its first and last partition (the summary's keys; true when it names none): a read of
-    // k skips an sstable that fails this before probing its filter, as Cassandra's selection by key bounds does.
     // Its first and last partition (none when the summary names none).
     const std::optional<std::pair<dht::decorated_key, dht::decorated_key>>& key_bounds() const noexcept {
         return _bounds;
     }
+    // Whether k lies between its first and last partition (the summary's keys; true when it names none): a read of
+    // k skips an sstable that fails this before probing its filter, as Cassandra's selection by key bounds does.
     bool spans(const dht::decorated_key& k) const noexcept {
         return !_bounds || (!(k < _bounds->first) && !(_bounds->second < k));
     }

@@ -162,9 +162,10 @@ future<> table::start() {
             continue;
         }
         _sstables.push_back(std::move(sst));
-        index_sstables();
         note_flushed(_sstables.back());
     }
+    // Once, not per sstable: a rebuild sorts the whole set, and nothing reads the table before start() returns.
+    index_sstables();
     if (_cfg.truncated_at && (!_flushed_position || *_cfg.truncated_at > *_flushed_position)) {
         _flushed_position = _cfg.truncated_at;
     }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace reef {
@@ -57,15 +58,26 @@ std::pair<size_t, size_t> keys_within(const sstables::sstable& sst, std::span<co
     return {size_t(first - keys.begin()), size_t(last - keys.begin())};
 }
 
-// The sstables whose key bounds hold a key of the batch: only these are held and read.
+// The sstables whose key bounds hold a key of the batch, found by the table's key-bounds index over `all`, in set
+// order: only these are held and read.
 std::vector<sstables::shared_sstable> sstables_spanning(const std::vector<sstables::shared_sstable>& all,
+                                                        const sstable_bounds_index& index,
                                                         const std::vector<dht::decorated_key>& keys) {
+    if (index.size() != all.size()) {
+        throw std::logic_error("table::multi_get: the sstable index has " + std::to_string(index.size()) +
+                               " sstables, the set " + std::to_string(all.size()));
+    }
+    std::vector<uint32_t> at;
+    for (auto& k : keys) {
+        auto p = index.spanning(k);
+        at.insert(at.end(), p.begin(), p.end());
+    }
+    std::sort(at.begin(), at.end());
+    at.erase(std::unique(at.begin(), at.end()), at.end());
     std::vector<sstables::shared_sstable> out;
-    for (auto& sst : all) {
-        auto [first, last] = keys_within(*sst, keys);
-        if (first != last) {
-            out.push_back(sst);
-        }
+    out.reserve(at.size());
+    for (auto i : at) {
+        out.push_back(all[i]);
     }
     return out;
 }
@@ -180,7 +192,7 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
             memtables.push_back(mt);
         }
     }
-    auto ssts = sstables_spanning(_sstables, keys);
+    auto ssts = sstables_spanning(_sstables, _bounds_index, keys);
     std::vector<gate::holder> holds;
     holds.reserve(ssts.size());
     for (auto& sst : ssts) {

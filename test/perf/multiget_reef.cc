@@ -154,8 +154,8 @@ struct timing {
     }
 };
 
-future<multiget_cell> measure(table& t, const std::vector<std::vector<uint64_t>>& batches, const std::string& method,
-                              uint64_t batch, uint64_t stride) {
+future<multiget_cell> measure_cell(table& t, const std::vector<std::vector<uint64_t>>& batches,
+                                   const std::string& method, uint64_t batch, uint64_t stride) {
     multiget_cell c{method, batch, stride};
     auto slice = full_slice();
     for (auto& b : batches) {
@@ -184,69 +184,83 @@ future<multiget_cell> measure(table& t, const std::vector<std::vector<uint64_t>>
     co_return c;
 }
 
-} // namespace
+// The table, loaded and compacted by start(), read by measure().
+class reef_multiget final : public multiget_engine {
+public:
+    reef_multiget(const multiget_workload& wl, std::string directory) : _wl(wl), _directory(std::move(directory)) {
+        _run.engine = "reef";
+    }
 
-multiget_run run_reef_multiget(const multiget_workload& wl, const std::string& directory, const runtime_config& cfg) {
-    multiget_run out;
-    out.engine = "reef";
-    runtime_config c = cfg;
-    c.smp = 1;
-    run(c, [&]() -> future<int> {
-        cache::shard_cache_tracker().lru().set_budget(size_t(wl.cache_mb) << 20);
+    future<> start() override {
+        cache::shard_cache_tracker().lru().set_budget(size_t(_wl.cache_mb) << 20);
         table_config tc;
-        tc.directory = directory;
-        tc.memtable_flush_threshold = size_t(wl.reef_memtable_mb) << 20;
-        tc.enable_cache = wl.reef_row_cache;
-        table t(multiget_schema(wl.reef_sstable_mb, wl.reef_bloom_fp_chance), tc);
-        co_await t.start();
-        std::exception_ptr err;
-        try {
-            co_await load(t, wl, out.load_seconds);
-            uint64_t bytes = 0;
-            for (auto& sst : t.sstables()) {
-                bytes += sst->components().data_length();
-            }
-            out.notes.emplace_back("sstables", fmt::format("{}", t.sstable_count()));
-            out.notes.emplace_back("Data.db MB each", fmt::format("{:.1f}", double(bytes) / 1e6 / double(std::max<size_t>(1, t.sstable_count()))));
-            // Unmeasured: single gets of keys no cell reads (index pages, caches), at most 20000.
-            auto warm = wl.cell_batches(1, 0, 3);
-            warm.resize(std::min<size_t>(warm.size(), 20000));
-            co_await measure(t, warm, "get", 0, 0);
-            auto ring = wl.reef_ring_order ? ring_order(wl.keys) : std::vector<uint64_t>{};
-            for (auto stride : wl.strides) {
-                for (auto batch : wl.batches) {
-                    for (unsigned m : wl.methods) {
-                        auto batches = wl.cell_batches(batch, stride, m);
-                        if (!ring.empty() && stride != 0) {
-                            for (auto& b : batches) {
-                                for (auto& k : b) {
-                                    k = ring[k];
-                                }
-                            }
-                        }
-                        out.cells.push_back(co_await measure(t, batches, multiget_methods[m], batch, stride));
-                    }
+        tc.directory = _directory;
+        tc.memtable_flush_threshold = size_t(_wl.reef_memtable_mb) << 20;
+        tc.enable_cache = _wl.reef_row_cache;
+        _table = std::make_unique<table>(multiget_schema(_wl.reef_sstable_mb, _wl.reef_bloom_fp_chance), tc);
+        co_await _table->start();
+        _started = true;
+        co_await load(*_table, _wl, _run.load_seconds);
+        uint64_t bytes = 0;
+        for (auto& sst : _table->sstables()) {
+            bytes += sst->components().data_length();
+        }
+        auto n = _table->sstable_count();
+        _run.notes.emplace_back("sstables", fmt::format("{}", n));
+        _run.notes.emplace_back("Data.db MB each",
+                                fmt::format("{:.1f}", double(bytes) / 1e6 / double(std::max<size_t>(1, n))));
+        // Unmeasured: single gets of keys no cell reads (index pages, caches), at most 20000.
+        auto warm = _wl.cell_batches(1, 0, 3);
+        warm.resize(std::min<size_t>(warm.size(), 20000));
+        co_await measure_cell(*_table, warm, "get", 0, 0);
+        if (_wl.reef_ring_order) {
+            _ring = ring_order(_wl.keys);
+        }
+    }
+
+    future<multiget_cell> measure(uint64_t batch, uint64_t stride, unsigned method, unsigned round) override {
+        auto batches = _wl.cell_batches(batch, stride, method, round);
+        if (!_ring.empty() && stride != 0) {
+            for (auto& b : batches) {
+                for (auto& k : b) {
+                    k = _ring[k];
                 }
             }
-            auto& rs = cache::shard_cache_tracker().row_stats();
-            auto& is = cache::shard_cache_tracker().index_stats();
-            out.notes.emplace_back("row cache hits/misses", fmt::format("{}/{}", rs.hits, rs.misses));
-            out.notes.emplace_back("index page hits/misses", fmt::format("{}/{}", is.hits, is.misses));
-        } catch (...) {
-            err = std::current_exception();
         }
-        co_await t.stop();
-        if (err) {
-            std::rethrow_exception(err);
+        auto c = co_await measure_cell(*_table, batches, multiget_methods[method], batch, stride);
+        co_return c;
+    }
+
+    future<> stop() override {
+        if (!_started) {
+            co_return;
         }
-        co_return 0;
-    });
-    return out;
+        auto& rs = cache::shard_cache_tracker().row_stats();
+        auto& is = cache::shard_cache_tracker().index_stats();
+        _run.notes.emplace_back("row cache hits/misses", fmt::format("{}/{}", rs.hits, rs.misses));
+        _run.notes.emplace_back("index page hits/misses", fmt::format("{}/{}", is.hits, is.misses));
+        _started = false;
+        co_await _table->stop();
+    }
+
+private:
+    const multiget_workload& _wl;
+    std::string _directory;
+    std::unique_ptr<table> _table;
+    bool _started = false;
+    std::vector<uint64_t> _ring;  // key order to ring order (--reef-stride-order ring)
+};
+
+} // namespace
+
+std::unique_ptr<multiget_engine> make_reef_multiget(const multiget_workload& wl, std::string directory) {
+    return std::make_unique<reef_multiget>(wl, std::move(directory));
 }
 
-std::vector<std::vector<uint64_t>> multiget_workload::cell_batches(uint64_t batch, uint64_t stride,
-                                                                   unsigned method) const {
-    mg::rng r((batch * 1000003 + stride) * 4 + method + 7);
+std::vector<std::vector<uint64_t>> multiget_workload::cell_batches(uint64_t batch, uint64_t stride, unsigned method,
+                                                                   unsigned round) const {
+    // Round 0 draws what a run of one round always drew.
+    mg::rng r((batch * 1000003 + stride) * 4 + method + 7 + uint64_t(round) * 0x9E3779B97F4A7C15ull);
     std::vector<std::vector<uint64_t>> out(std::max<uint64_t>(1, reads / batch));
     for (auto& b : out) {
         b.reserve(batch);

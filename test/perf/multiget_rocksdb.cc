@@ -80,8 +80,8 @@ struct timing {
     }
 };
 
-multiget_cell measure(rocksdb::DB& db, const std::vector<std::vector<uint64_t>>& batches, const std::string& method,
-                      uint64_t batch, uint64_t stride) {
+multiget_cell measure_cell(rocksdb::DB& db, const std::vector<std::vector<uint64_t>>& batches,
+                           const std::string& method, uint64_t batch, uint64_t stride) {
     multiget_cell c{method, batch, stride};
     for (auto& b : batches) {
         c.keys += b.size();
@@ -132,35 +132,66 @@ multiget_cell measure(rocksdb::DB& db, const std::vector<std::vector<uint64_t>>&
     return c;
 }
 
-} // namespace
+// The database, loaded, compacted and reopened by start(), read by measure(); every call blocks the shard.
+class rocksdb_multiget final : public multiget_engine {
+public:
+    rocksdb_multiget(const multiget_workload& wl, std::string directory)
+        : _wl(wl), _directory(std::move(directory)), _options(options_of(wl)) {
+        _run.engine = "rocksdb";
+    }
 
-bool have_rocksdb_multiget() noexcept {
-    return true;
-}
+    future<> start() override {
+        try {
+            load();
+            open();
+        } catch (...) {
+            return make_exception_future<>(std::current_exception());
+        }
+        return make_ready_future<>();
+    }
 
-multiget_run run_rocksdb_multiget(const multiget_workload& wl, const std::string& directory) {
-    multiget_run out;
-    out.engine = "rocksdb";
-    auto options = options_of(wl);
-    {
+    future<multiget_cell> measure(uint64_t batch, uint64_t stride, unsigned method, unsigned round) override {
+        try {
+            auto batches = _wl.cell_batches(batch, stride, method, round);
+            return make_ready_future<multiget_cell>(measure_cell(*_db, batches, multiget_methods[method], batch, stride));
+        } catch (...) {
+            return make_exception_future<multiget_cell>(std::current_exception());
+        }
+    }
+
+    future<> stop() override {
+        if (_db) {
+            auto st = _db->Close();
+            _db.reset();
+            if (!st.ok()) {
+                return make_exception_future<>(
+                    std::make_exception_ptr(std::runtime_error("rocksdb close: " + st.ToString())));
+            }
+        }
+        return make_ready_future<>();
+    }
+
+private:
+    // fillrandom, then a full compaction; closed after.
+    void load() {
         rocksdb::DB* raw = nullptr;
-        check(rocksdb::DB::Open(options, directory, &raw), "open");
+        check(rocksdb::DB::Open(_options, _directory, &raw), "open");
         std::unique_ptr<rocksdb::DB> db(raw);
         auto start = clock_type::now();
         rocksdb::WriteOptions wo;
         wo.disableWAL = true;
         mg::rng r(1);
         char value[mg::value_size];
-        for (uint64_t w = 1; w <= wl.keys; ++w) {
+        for (uint64_t w = 1; w <= _wl.keys; ++w) {
             mg::value_bytes(w, value);
-            key_buf k(wl.load_key(r));
+            key_buf k(_wl.load_key(r));
             check(db->Put(wo, k.slice(), rocksdb::Slice(value, mg::value_size)), "put");
         }
         settle(*db);
         rocksdb::CompactRangeOptions co;
         check(db->CompactRange(co, nullptr, nullptr), "compact range");
         settle(*db);
-        out.load_seconds = seconds_since(start);
+        _run.load_seconds = seconds_since(start);
         std::string levels;
         for (int l = 0; l < db->NumberLevels(); ++l) {
             std::string n;
@@ -168,32 +199,38 @@ multiget_run run_rocksdb_multiget(const multiget_workload& wl, const std::string
                 levels += fmt::format("{}L{} {}", levels.empty() ? "" : ", ", l, n);
             }
         }
-        out.notes.emplace_back("files", levels);
+        _run.notes.emplace_back("files", levels);
         check(db->Close(), "close");
     }
-    rocksdb::DB* raw = nullptr;
-    check(rocksdb::DB::Open(options, directory, &raw), "reopen");
-    std::unique_ptr<rocksdb::DB> db(raw);
-    {
-        // db_bench's readseq: unmeasured.
-        std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+
+    // Reopened as db_bench's read benchmarks open it, then its readseq and the warm-up gets (unmeasured).
+    void open() {
+        rocksdb::DB* raw = nullptr;
+        check(rocksdb::DB::Open(_options, _directory, &raw), "reopen");
+        _db.reset(raw);
+        std::unique_ptr<rocksdb::Iterator> it(_db->NewIterator(rocksdb::ReadOptions()));
         for (it->SeekToFirst(); it->Valid(); it->Next()) {
         }
         check(it->status(), "iterator");
+        auto warm = _wl.cell_batches(1, 0, 3);
+        warm.resize(std::min<size_t>(warm.size(), 20000));
+        measure_cell(*_db, warm, "get", 0, 0);
     }
-    auto warm = wl.cell_batches(1, 0, 3);
-    warm.resize(std::min<size_t>(warm.size(), 20000));
-    measure(*db, warm, "get", 0, 0);
-    for (auto stride : wl.strides) {
-        for (auto batch : wl.batches) {
-            for (unsigned m : wl.methods) {
-                auto batches = wl.cell_batches(batch, stride, m);
-                out.cells.push_back(measure(*db, batches, multiget_methods[m], batch, stride));
-            }
-        }
-    }
-    check(db->Close(), "close");
-    return out;
+
+    const multiget_workload& _wl;
+    std::string _directory;
+    rocksdb::Options _options;
+    std::unique_ptr<rocksdb::DB> _db;
+};
+
+} // namespace
+
+bool have_rocksdb_multiget() noexcept {
+    return true;
+}
+
+std::unique_ptr<multiget_engine> make_rocksdb_multiget(const multiget_workload& wl, std::string directory) {
+    return std::make_unique<rocksdb_multiget>(wl, std::move(directory));
 }
 
 #else
@@ -202,7 +239,7 @@ bool have_rocksdb_multiget() noexcept {
     return false;
 }
 
-multiget_run run_rocksdb_multiget(const multiget_workload&, const std::string&) {
+std::unique_ptr<multiget_engine> make_rocksdb_multiget(const multiget_workload&, std::string) {
     throw std::runtime_error("built without librocksdb-dev");
 }
 

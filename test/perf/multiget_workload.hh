@@ -3,9 +3,10 @@
 // of one engine measures.
 #pragma once
 
-#include "runtime/app.hh"
+#include "runtime/future.hh"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,11 +82,17 @@ struct multiget_workload {
 
     // The key of the load's w-th write (1-based).
     uint64_t load_key(mg::rng& r) const noexcept { return r.next() % keys; }
-    // The batches one method reads in one cell: reads / batch batches of `batch` keys, random (stride 0) or a random
-    // start and then `stride` apart, as db_bench's multireadrandom draws them. The same for every engine; each method
-    // (0: get, 1: multiget_loop, 2: multiget) its own, so that no method reads what another just brought into a
-    // cache.
-    std::vector<std::vector<uint64_t>> cell_batches(uint64_t batch, uint64_t stride, unsigned method) const;
+    // Each cell is measured this many times per engine, the engines taking turns cell by cell, and reported as the
+    // median: the two engines' figures of a cell are taken seconds apart, so that a slow drift of the machine (other
+    // tenants of its cores) moves both.
+    unsigned rounds = 3;
+
+    // The batches one method reads in one cell and round: reads / batch batches of `batch` keys, random (stride 0)
+    // or a random start and then `stride` apart, as db_bench's multireadrandom draws them. The same for every
+    // engine; each method (0: get, 1: multiget_loop, 2: multiget) and round its own, so that no read finds what
+    // another just brought into a cache.
+    std::vector<std::vector<uint64_t>> cell_batches(uint64_t batch, uint64_t stride, unsigned method,
+                                                    unsigned round = 0) const;
 };
 
 // What one method measured on one cell.
@@ -106,11 +113,28 @@ struct multiget_run {
     std::vector<std::pair<std::string, std::string>> notes;
 };
 
-// Each engine loads (fillrandom), settles and warms (one unmeasured pass of single gets over keys no cell reads),
-// then reads every cell (batch x stride) by each method, timed per method and cell. directory: empty, the engine's.
-multiget_run run_reef_multiget(const multiget_workload& wl, const std::string& directory, const runtime_config& cfg);
+// One engine's side of the experiment, loaded once, then read cell by cell. Both engines live in one reactor
+// session, so that their cells can take turns: Reef's table on the shard, RocksDB's calls blocking it (the shard has
+// nothing else to do). directory: empty, the engine's.
+class multiget_engine {
+public:
+    virtual ~multiget_engine() = default;
+    // Loads (fillrandom), settles and warms (one unmeasured pass of single gets over keys no cell reads).
+    virtual future<> start() = 0;
+    // Reads one cell's batches for `round` (multiget_workload::cell_batches) by method multiget_methods[method], timed.
+    virtual future<multiget_cell> measure(uint64_t batch, uint64_t stride, unsigned method, unsigned round) = 0;
+    // Closes it, after start() or after start() failed.
+    virtual future<> stop() = 0;
+    // Its name, load time and notes (cells are the caller's).
+    const multiget_run& run() const noexcept { return _run; }
+
+protected:
+    multiget_run _run;
+};
+
+std::unique_ptr<multiget_engine> make_reef_multiget(const multiget_workload& wl, std::string directory);
 bool have_rocksdb_multiget() noexcept;
 // Throws std::runtime_error when built without librocksdb-dev.
-multiget_run run_rocksdb_multiget(const multiget_workload& wl, const std::string& directory);
+std::unique_ptr<multiget_engine> make_rocksdb_multiget(const multiget_workload& wl, std::string directory);
 
 } // namespace reef::perf

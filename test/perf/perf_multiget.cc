@@ -3,11 +3,13 @@
 // (random), 16, 256 and 4096; µs per key for single gets, a multi-get loop without batching and the batched
 // multi-get, per engine; the found counts that prove both read the same keys; the targets (Reef's batching gain at
 // batch 32, stride 16, at least RocksDB's; Reef at or below RocksDB in every cell). Strides are in each engine's key
-// order by default; --reef-stride-order ring puts Reef's in its ring order, where its partitions lie.
+// order by default; --reef-stride-order ring puts Reef's in its ring order, where its partitions lie. Both engines
+// are loaded at once and take turns cell by cell, each cell measured --rounds times per engine (its median kept).
 #include "test/perf/multiget_workload.hh"
 #include "test/perf/perf.hh"
 #include "test/perf/perf_util.hh"
 
+#include "runtime/app.hh"
 #include "runtime/app_options.hh"
 #include "sstables/bloom_calculations.hh"
 
@@ -72,6 +74,109 @@ void print_table(const multiget_workload& wl, const std::vector<multiget_run>& r
     }
 }
 
+// A cell's rounds as one: the median of each time, the keys and found counts summed.
+multiget_cell median_cell(std::vector<multiget_cell> rounds) {
+    auto median = [&](double multiget_cell::*field) {
+        std::vector<double> v;
+        for (auto& c : rounds) {
+            v.push_back(c.*field);
+        }
+        std::sort(v.begin(), v.end());
+        return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    };
+    auto out = rounds.front();
+    out.us_per_key = median(&multiget_cell::us_per_key);
+    out.cpu_us_per_key = median(&multiget_cell::cpu_us_per_key);
+    out.keys = out.found = 0;
+    for (auto& c : rounds) {
+        out.keys += c.keys;
+        out.found += c.found;
+    }
+    return out;
+}
+
+std::string message_of(std::exception_ptr ex) {
+    try {
+        std::rethrow_exception(ex);
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "unknown exception";
+    }
+}
+
+// Loads every engine (in one reactor session, one shard), then measures each cell and method wl.rounds times per
+// engine, the engines taking turns (in the opposite order every other round), and keeps the median of each cell's
+// rounds: runs[i] is engines[i]'s. False, after printing what failed, if an engine failed.
+bool run_engines(const multiget_workload& wl, const std::vector<std::string>& names, const std::string& data_dir,
+                 runtime_config cfg, std::vector<multiget_run>& runs) {
+    cfg.smp = 1;
+    std::vector<std::string> dirs;
+    std::vector<std::unique_ptr<multiget_engine>> engines;
+    for (auto& n : names) {
+        dirs.push_back(fmt::format("{}/perf-multiget-{}-{}", data_dir, ::getpid(), n));
+        std::filesystem::remove_all(dirs.back());
+        std::filesystem::create_directories(dirs.back());
+        engines.push_back(n == "reef" ? make_reef_multiget(wl, dirs.back()) : make_rocksdb_multiget(wl, dirs.back()));
+    }
+    std::vector<std::vector<multiget_cell>> cells(engines.size());
+    std::string error;
+    run(cfg, [&]() -> future<int> {
+        std::exception_ptr ex;
+        size_t at = 0;  // the engine at work
+        try {
+            for (; at < engines.size(); ++at) {
+                co_await engines[at]->start();
+            }
+            for (auto stride : wl.strides) {
+                for (auto batch : wl.batches) {
+                    for (unsigned m : wl.methods) {
+                        std::vector<std::vector<multiget_cell>> rounds(engines.size());
+                        for (unsigned r = 0; r < wl.rounds; ++r) {
+                            for (size_t j = 0; j < engines.size(); ++j) {
+                                at = r % 2 ? engines.size() - 1 - j : j;
+                                rounds[at].push_back(co_await engines[at]->measure(batch, stride, m, r));
+                            }
+                        }
+                        for (size_t e = 0; e < engines.size(); ++e) {
+                            cells[e].push_back(median_cell(std::move(rounds[e])));
+                        }
+                    }
+                }
+            }
+        } catch (...) {
+            ex = std::current_exception();
+        }
+        for (size_t e = 0; e < engines.size(); ++e) {
+            try {
+                co_await engines[e]->stop();
+            } catch (...) {
+                if (!ex) {
+                    ex = std::current_exception();
+                    at = e;
+                }
+            }
+        }
+        if (ex) {
+            error = fmt::format("{} run failed: {}", names[at], message_of(ex));
+            co_return 1;
+        }
+        co_return 0;
+    });
+    for (auto& d : dirs) {
+        std::filesystem::remove_all(d);
+    }
+    if (!error.empty()) {
+        fmt::print(stderr, "reef perf-multiget: {}\n", error);
+        return false;
+    }
+    for (size_t e = 0; e < engines.size(); ++e) {
+        runs.push_back(engines[e]->run());
+        runs.back().cells = std::move(cells[e]);
+    }
+    return true;
+}
+
 } // namespace
 
 int perf_multiget_main(int argc, char** argv) {
@@ -92,6 +197,8 @@ int perf_multiget_main(int argc, char** argv) {
     opts.add("strides", "strides, comma-separated (0: random keys)", &strides, "0,16,256,4096");
     opts.add("methods", "methods, comma-separated (get, multiget_loop, multiget)", &methods,
              "get,multiget_loop,multiget");
+    opts.add("rounds", "times each cell is measured per engine, the engines taking turns cell by cell; the median is "
+             "reported", &wl.rounds, 3u, 1u);
     opts.add("cache-mb", "RocksDB's block cache and Reef's shard cache budget, MiB", &wl.cache_mb, uint64_t(40));
     opts.add("reef-memtable-mb", "Reef's memtable flush threshold (occupancy), MiB: 40 writes sstables of about "
              "8.6 MB", &wl.reef_memtable_mb, uint64_t(40), uint64_t(1));
@@ -159,41 +266,32 @@ int perf_multiget_main(int argc, char** argv) {
     bool text = format == "text";
     if (text) {
         fmt::print("reef perf-multiget: {} random writes of 16-byte keys in [0, {}) with 100-byte values; {} keys "
-                   "per cell and method; cache {} MiB; Reef's bloom_filter_fp_chance {}; data in {}\n",
-                   wl.keys, wl.keys, wl.reads, wl.cache_mb, wl.reef_bloom_fp_chance, data_dir);
+                   "per cell, method and round; {} rounds (medians shown); cache {} MiB; Reef's bloom_filter_fp_chance "
+                   "{}; data in {}\n",
+                   wl.keys, wl.keys, wl.reads, wl.rounds, wl.cache_mb, wl.reef_bloom_fp_chance, data_dir);
         std::fflush(stdout);
     }
     std::vector<multiget_run> runs;
-    for (auto& e : engines) {
-        auto dir = fmt::format("{}/perf-multiget-{}-{}", data_dir, ::getpid(), e);
-        std::filesystem::remove_all(dir);
-        std::filesystem::create_directories(dir);
-        try {
-            runs.push_back(e == "reef" ? run_reef_multiget(wl, dir, *parsed) : run_rocksdb_multiget(wl, dir));
-        } catch (const std::exception& ex) {
-            std::filesystem::remove_all(dir);
-            fmt::print(stderr, "reef perf-multiget: {} run failed: {}\n", e, ex.what());
-            return 1;
-        }
-        std::filesystem::remove_all(dir);
-        auto& r = runs.back();
+    if (!run_engines(wl, engines, data_dir, *parsed, runs)) {
+        return 1;
+    }
+    for (auto& r : runs) {
         if (text) {
             std::string notes;
             for (auto& [k, v] : r.notes) {
                 notes += fmt::format(", {} {}", k, v);
             }
             fmt::print("{}: load {:.1f} s{}\n", r.engine, r.load_seconds, notes);
-            std::fflush(stdout);
         } else {
             for (auto& c : r.cells) {
                 fmt::print("{{\"engine\": \"{}\", \"method\": \"{}\", \"batch\": {}, \"stride\": {}, \"us_per_key\": "
                            "{:.3f}, \"cpu_us_per_key\": {:.3f}, \"keys\": {}, \"found\": {}, \"stride_order\": "
-                           "\"{}\"}}\n",
+                           "\"{}\", \"rounds\": {}}}\n",
                            r.engine, c.method, c.batch, c.stride, c.us_per_key, c.cpu_us_per_key, c.keys, c.found,
-                           r.engine == "reef" && wl.reef_ring_order ? "ring" : "key");
+                           r.engine == "reef" && wl.reef_ring_order ? "ring" : "key", wl.rounds);
             }
-            std::fflush(stdout);
         }
+        std::fflush(stdout);
     }
     std::map<cell_key, const multiget_cell*> cells;
     for (auto& r : runs) {

@@ -2,7 +2,7 @@
 # test.py modes: dev
 """reef perf-multiget at a tiny scale, both engines: every cell's found count (--output-format json) must equal this
 file's model of the workload (the load's random keys, then each cell's batches as multiget_workload::cell_batches
-draws them, each method its own keys), for every method of both engines, so that both provably read the same keys and found what was written.
+draws them, each method and round its own keys, two rounds summed), for every method of both engines, so that both provably read the same keys and found what was written.
 Reef's sstables are small: its major compaction writes a run of several (the default), and with --reef-flat (a
 second, Reef-only run) its reads merge the overlapping sstables of its flushes, which have no bloom filter
 (--reef-bloom-fp-chance 1), so every read asks every sstable's index. A third, Reef-only run takes its
@@ -32,8 +32,8 @@ class SplitMix64:
         return z ^ (z >> 31)
 
 
-def cell_batches(keys, reads, batch, stride, method):
-    rng = SplitMix64((batch * 1000003 + stride) * 4 + method + 7)
+def cell_batches(keys, reads, batch, stride, method, rnd):
+    rng = SplitMix64((batch * 1000003 + stride) * 4 + method + 7 + rnd * 0x9E3779B97F4A7C15)
     out = []
     for _ in range(max(1, reads // batch)):
         if stride == 0:
@@ -59,6 +59,8 @@ def main():
     reef = os.path.join(build, 'reef')
     # 30000 keys: about 2.7 MB of partitions, so Reef's major compaction writes a run of three 1 MiB sstables.
     keys, reads, batches, strides = 30000, 320, [1, 4, 32], [0, 16, 256]
+    # Two rounds: each cell's found count is both rounds' keys (each round draws its own batches).
+    rounds = 2
     if os.environ.get('REEF_TEST_MODE') == 'debug':   # ASan
         keys, reads = 2000, 96
     rng = SplitMix64(1)
@@ -72,7 +74,7 @@ def main():
             cmd = [reef, 'perf-multiget', '--engine', 'both' if not variant else 'reef', '--output-format', 'json',
                    '--keys', str(keys), '--reads', str(reads), '--batches', ','.join(map(str, batches)),
                    '--strides', ','.join(map(str, strides)), '--reef-memtable-mb', '1', '--reef-sstable-mb', '1',
-                   '--cache-mb', '1', '--data-directory', data] + variant
+                   '--cache-mb', '1', '--rounds', str(rounds), '--data-directory', data] + variant
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
             cells = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
             if out.returncode != 0:
@@ -86,7 +88,7 @@ def main():
                 failures += 1
             for c in cells:
                 method = ('get', 'multiget_loop', 'multiget').index(c['method'])
-                bs = cell_batches(keys, reads, c['batch'], c['stride'], method)
+                bs = [b for rnd in range(rounds) for b in cell_batches(keys, reads, c['batch'], c['stride'], method, rnd)]
                 if 'ring' in variant and c['stride'] != 0:
                     bs = [[ring[k] for k in b] for b in bs]
                 want = sum(k in written for b in bs for k in b)

@@ -225,6 +225,12 @@ private:
     std::vector<sstables::shared_sstable> sstables_for(const dht::partition_range& range) const;
     // Rebuilds _bounds_index after _sstables changed (in the same step, before any read can use the index).
     void index_sstables();
+    // multi_get of two keys or more, or with stats: the slice is forward_slice, in forward order.
+    future<std::vector<std::optional<mutation>>> multi_get_batch(reader_permit permit,
+                                                                 std::vector<dht::decorated_key> keys,
+                                                                 clustering_ranges forward_slice,
+                                                                 sstables::partition_batch_stats* stats,
+                                                                 bypass_cache bypass);
     // multi_get's sstable part: what each sstable holds of keys[i] for the keys it admits, applied to out[i].
     future<> read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
                                  const std::vector<dht::decorated_key>& keys, const clustering_ranges& forward_slice, reader_permit permit,

@@ -9,14 +9,17 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace reef {
 
 namespace {
 
-// Reads r's one partition (forward, whole) and closes r; nothing when r gives none.
-future<std::optional<mutation>> read_whole(mutation_reader r, schema_ptr s) {
+// Reads r's one partition (forward, whole) and closes r: the partition, or nothing when r gives none, as an
+// optional<mutation> or as a vector of one.
+template <typename Out>
+future<Out> read_whole(mutation_reader r, schema_ptr s) {
     mutation_partition_builder builder(std::move(s));
     std::optional<mutation> out;
     std::exception_ptr ex;
@@ -33,7 +36,13 @@ future<std::optional<mutation>> read_whole(mutation_reader r, schema_ptr s) {
     if (ex) {
         std::rethrow_exception(ex);
     }
-    co_return out;
+    if constexpr (std::is_same_v<Out, std::optional<mutation>>) {
+        co_return out;
+    } else {
+        Out one(1);
+        one[0] = std::move(out);
+        co_return one;
+    }
 }
 
 // Made outside any co_await expression (coroutine rule 2: read_options is built here).
@@ -166,21 +175,34 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
                                                               clustering_ranges slice, read_order order,
                                                               sstables::partition_batch_stats* stats,
                                                               bypass_cache bypass) {
-    for (size_t i = 1; i < keys.size(); ++i) {
-        if (!(keys[i - 1] < keys[i])) {
-            throw std::invalid_argument("table::multi_get: keys not in ring order or not distinct (key " +
-                                        std::to_string(i) + ", token " + keys[i].get_token().to_string() + ")");
+    using result = std::vector<std::optional<mutation>>;
+    // Not a coroutine, so that a batch of one runs in one (read_whole's); what fails here fails the future.
+    try {
+        for (size_t i = 1; i < keys.size(); ++i) {
+            if (!(keys[i - 1] < keys[i])) {
+                throw std::invalid_argument("table::multi_get: keys not in ring order or not distinct (key " +
+                                            std::to_string(i) + ", token " + keys[i].get_token().to_string() + ")");
+            }
         }
+        auto forward_slice = order == read_order::reversed ? reverse_ranges(slice) : std::move(slice);
+        if (keys.size() == 1 && !stats) {
+            // A batch of one shares nothing: make_reader's single-partition read, which the contract describes,
+            // without the batch's bookkeeping.
+            return read_whole<result>(single_partition_reader(*this, std::move(permit), keys.front(),
+                                                              std::move(forward_slice), bypass),
+                                      _schema);
+        }
+        return multi_get_batch(std::move(permit), std::move(keys), std::move(forward_slice), stats, bypass);
+    } catch (...) {
+        return make_exception_future<result>(std::current_exception());
     }
-    auto forward_slice = order == read_order::reversed ? reverse_ranges(slice) : std::move(slice);
-    if (keys.size() == 1 && !stats) {
-        // A batch of one shares nothing: make_reader's single-partition read, which the contract describes, without
-        // the batch's bookkeeping.
-        auto r = single_partition_reader(*this, std::move(permit), keys.front(), std::move(forward_slice), bypass);
-        std::vector<std::optional<mutation>> out(1);
-        out[0] = co_await read_whole(std::move(r), _schema);
-        co_return out;
-    }
+}
+
+future<std::vector<std::optional<mutation>>> table::multi_get_batch(reader_permit permit,
+                                                                    std::vector<dht::decorated_key> keys,
+                                                                    clustering_ranges forward_slice,
+                                                                    sstables::partition_batch_stats* stats,
+                                                                    bypass_cache bypass) {
     // The sources present now, taken before anything suspends; the sstables' reader gates held (compaction closes
     // and removes an sstable only after its readers).
     std::vector<std::shared_ptr<memtable>> memtables;
@@ -246,13 +268,15 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
     }
     for (size_t i = 0; i < keys.size(); ++i) {
         if (cached[i]) {
-            out[i] = co_await read_whole(memtable_partition_reader(cached[i], _schema, keys[i], forward_slice), _schema);
+            out[i] = co_await read_whole<std::optional<mutation>>(
+                memtable_partition_reader(cached[i], _schema, keys[i], forward_slice), _schema);
         }
         for (auto& mt : memtables) {
             if (!mt->partitions().contains(keys[i])) {
                 continue;
             }
-            auto m = co_await read_whole(memtable_partition_reader(mt, _schema, keys[i], forward_slice), _schema);
+            auto m = co_await read_whole<std::optional<mutation>>(
+                memtable_partition_reader(mt, _schema, keys[i], forward_slice), _schema);
             if (m) {
                 apply_into(out[i], std::move(*m));
             }

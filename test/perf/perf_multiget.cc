@@ -115,8 +115,16 @@ bool run_engines(const multiget_workload& wl, const std::vector<std::string>& na
     std::vector<std::unique_ptr<multiget_engine>> engines;
     for (auto& n : names) {
         dirs.push_back(fmt::format("{}/perf-multiget-{}-{}", data_dir, ::getpid(), n));
-        std::filesystem::remove_all(dirs.back());
-        std::filesystem::create_directories(dirs.back());
+        std::error_code ec;
+        std::filesystem::remove_all(dirs.back(), ec);
+        if (!std::filesystem::create_directories(dirs.back(), ec) && ec) {
+            fmt::print(stderr, "reef perf-multiget: --data-directory: cannot create {}: {}\n", dirs.back(),
+                       ec.message());
+            for (auto& d : dirs) {
+                std::filesystem::remove_all(d, ec);
+            }
+            return false;
+        }
         engines.push_back(n == "reef" ? make_reef_multiget(wl, dirs.back()) : make_rocksdb_multiget(wl, dirs.back()));
     }
     std::vector<std::vector<multiget_cell>> cells(engines.size());
@@ -164,7 +172,8 @@ bool run_engines(const multiget_workload& wl, const std::vector<std::string>& na
         co_return 0;
     });
     for (auto& d : dirs) {
-        std::filesystem::remove_all(d);
+        std::error_code ec;
+        std::filesystem::remove_all(d, ec);
     }
     if (!error.empty()) {
         fmt::print(stderr, "reef perf-multiget: {}\n", error);

@@ -98,6 +98,13 @@ def main():
                 print(f'{" ".join(variant) or "run":11} {c["engine"]:8} {c["method"]:14} batch {c["batch"]:3} stride '
                       f'{c["stride"]:4}: found {c["found"]} of {c["keys"]} (model {want} of {nkeys}) '
                       f'{"ok" if ok else "FAIL"}')
+    # A data directory that cannot be made: a clear error naming it, no crash.
+    bad = '/proc/reef-no-such-dir/x'
+    out = subprocess.run([reef, 'perf-multiget', '--engine', 'reef', '--keys', '100', '--reads', '10',
+                          '--data-directory', bad], capture_output=True, text=True, timeout=60)
+    ok = out.returncode == 1 and '--data-directory' in out.stderr and bad in out.stderr
+    failures += not ok
+    print(f'unwritable --data-directory: exit {out.returncode}, {out.stderr.strip()!r} {"ok" if ok else "FAIL"}')
     print('perf_multiget_smoke:', 'FAILED' if failures else 'passed')
     return 1 if failures else 0
 

@@ -153,7 +153,8 @@ public:
     future<multiget_cell> measure(uint64_t batch, uint64_t stride, unsigned method, unsigned round) override {
         try {
             auto batches = _wl.cell_batches(batch, stride, method, round);
-            return make_ready_future<multiget_cell>(measure_cell(*_db, batches, multiget_methods[method], batch, stride));
+            auto c = measure_cell(*_db, batches, multiget_methods[method], batch, stride);
+            return make_ready_future<multiget_cell>(std::move(c));
         } catch (...) {
             return make_exception_future<multiget_cell>(std::current_exception());
         }

@@ -95,42 +95,35 @@ multiget_cell median_cell(std::vector<multiget_cell> rounds) {
     return out;
 }
 
-std::string message_of(std::exception_ptr ex) {
-    try {
-        std::rethrow_exception(ex);
-    } catch (const std::exception& e) {
-        return e.what();
-    } catch (...) {
-        return "unknown exception";
-    }
-}
-
 // Loads every engine (in one reactor session, one shard), then measures each cell and method wl.rounds times per
 // engine, the engines taking turns (in the opposite order every other round), and keeps the median of each cell's
-// rounds: runs[i] is engines[i]'s. False, after printing what failed, if an engine failed.
-bool run_engines(const multiget_workload& wl, const std::vector<std::string>& names, const std::string& data_dir,
-                 runtime_config cfg, std::vector<multiget_run>& runs) {
+// rounds: the result's i-th run is engines[i]'s. Throws what failed, after removing the engines' directories; when
+// an engine failed, `failed` names it.
+std::vector<multiget_run> run_engines(const multiget_workload& wl, const std::vector<std::string>& names,
+                                      const std::string& data_dir, runtime_config cfg, std::string& failed) {
     cfg.smp = 1;
     std::vector<std::string> dirs;
+    auto remove_dirs = [&] {
+        std::error_code ec;
+        for (auto& d : dirs) {
+            std::filesystem::remove_all(d, ec);
+        }
+    };
     std::vector<std::unique_ptr<multiget_engine>> engines;
     for (auto& n : names) {
         dirs.push_back(fmt::format("{}/perf-multiget-{}-{}", data_dir, ::getpid(), n));
         std::error_code ec;
         std::filesystem::remove_all(dirs.back(), ec);
         if (!std::filesystem::create_directories(dirs.back(), ec) && ec) {
-            fmt::print(stderr, "reef perf-multiget: --data-directory: cannot create {}: {}\n", dirs.back(),
-                       ec.message());
-            for (auto& d : dirs) {
-                std::filesystem::remove_all(d, ec);
-            }
-            return false;
+            auto what = fmt::format("--data-directory: cannot create {}: {}", dirs.back(), ec.message());
+            remove_dirs();
+            throw std::runtime_error(what);
         }
         engines.push_back(n == "reef" ? make_reef_multiget(wl, dirs.back()) : make_rocksdb_multiget(wl, dirs.back()));
     }
     std::vector<std::vector<multiget_cell>> cells(engines.size());
-    std::string error;
+    std::exception_ptr ex;
     run(cfg, [&]() -> future<int> {
-        std::exception_ptr ex;
         size_t at = 0;  // the engine at work
         try {
             for (; at < engines.size(); ++at) {
@@ -166,24 +159,20 @@ bool run_engines(const multiget_workload& wl, const std::vector<std::string>& na
             }
         }
         if (ex) {
-            error = fmt::format("{} run failed: {}", names[at], message_of(ex));
-            co_return 1;
+            failed = names[at];
         }
-        co_return 0;
+        co_return ex ? 1 : 0;
     });
-    for (auto& d : dirs) {
-        std::error_code ec;
-        std::filesystem::remove_all(d, ec);
+    remove_dirs();
+    if (ex) {
+        std::rethrow_exception(ex);
     }
-    if (!error.empty()) {
-        fmt::print(stderr, "reef perf-multiget: {}\n", error);
-        return false;
-    }
+    std::vector<multiget_run> runs;
     for (size_t e = 0; e < engines.size(); ++e) {
         runs.push_back(engines[e]->run());
         runs.back().cells = std::move(cells[e]);
     }
-    return true;
+    return runs;
 }
 
 } // namespace
@@ -281,7 +270,11 @@ int perf_multiget_main(int argc, char** argv) {
         std::fflush(stdout);
     }
     std::vector<multiget_run> runs;
-    if (!run_engines(wl, engines, data_dir, *parsed, runs)) {
+    std::string failed;  // the engine whose run failed, if one did
+    try {
+        runs = run_engines(wl, engines, data_dir, *parsed, failed);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "reef perf-multiget: {}{}\n", failed.empty() ? "" : failed + " run failed: ", e.what());
         return 1;
     }
     for (auto& r : runs) {

@@ -408,19 +408,23 @@ void table::index_sstables() {
     _bounds_index = sstable_bounds_index(bounds);
 }
 
+const sstable_bounds_index& table::bounds_index() const {
+    if (_bounds_index.size() != _sstables.size()) {
+        throw std::logic_error(fmt::format("table {}.{}: the sstable index has {} sstables, the set {}",
+                                           _schema->keyspace(), _schema->table(), _bounds_index.size(),
+                                           _sstables.size()));
+    }
+    return _bounds_index;
+}
+
 std::vector<sstables::shared_sstable> table::sstables_for(const dht::partition_range& range) const {
     // A single key: only the sstables whose key bounds hold it (found by the index, not by asking each) and whose
     // bloom filter admits it (the key hashed once for all of them).
     if (range.is_singular() && range.start()->position.key()) {
-        if (_bounds_index.size() != _sstables.size()) {
-            throw std::logic_error(fmt::format("table {}.{}: the sstable index has {} sstables, the set {}",
-                                               _schema->keyspace(), _schema->table(), _bounds_index.size(),
-                                               _sstables.size()));
-        }
         auto& k = *range.start()->position.key();
         auto h = sstables::bloom_filter::hash_of(k.key().bytes());
         std::vector<sstables::shared_sstable> out;
-        for (auto i : _bounds_index.spanning(k)) {
+        for (auto i : bounds_index().spanning(k)) {
             auto& sst = _sstables[i];
             if (sst->components().filter.is_present(h)) {
                 out.push_back(sst);

@@ -225,6 +225,9 @@ private:
     std::vector<sstables::shared_sstable> sstables_for(const dht::partition_range& range) const;
     // Rebuilds _bounds_index after _sstables changed (in the same step, before any read can use the index).
     void index_sstables();
+    // _bounds_index, for a read to select sstables through: a std::logic_error naming the table if it does not
+    // cover _sstables (a change to the set that skipped index_sstables()), rather than miss an sstable.
+    const sstable_bounds_index& bounds_index() const;
     // multi_get of two keys or more, or with stats: the slice is forward_slice, in forward order.
     future<std::vector<std::optional<mutation>>> multi_get_batch(reader_permit permit,
                                                                  std::vector<dht::decorated_key> keys,

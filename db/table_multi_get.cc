@@ -67,15 +67,11 @@ std::pair<size_t, size_t> keys_within(const sstables::sstable& sst, std::span<co
     return {size_t(first - keys.begin()), size_t(last - keys.begin())};
 }
 
-// The sstables whose key bounds hold a key of the batch, found by the table's key-bounds index over `all`, in set
-// order: only these are held and read.
+// The sstables whose key bounds hold a key of the batch, found by the key-bounds index of `all`, in set order: only
+// these are held and read.
 std::vector<sstables::shared_sstable> sstables_spanning(const std::vector<sstables::shared_sstable>& all,
                                                         const sstable_bounds_index& index,
                                                         const std::vector<dht::decorated_key>& keys) {
-    if (index.size() != all.size()) {
-        throw std::logic_error("table::multi_get: the sstable index has " + std::to_string(index.size()) +
-                               " sstables, the set " + std::to_string(all.size()));
-    }
     std::vector<uint32_t> at;
     for (auto& k : keys) {
         auto p = index.spanning(k);
@@ -214,7 +210,7 @@ future<std::vector<std::optional<mutation>>> table::multi_get_batch(reader_permi
             memtables.push_back(mt);
         }
     }
-    auto ssts = sstables_spanning(_sstables, _bounds_index, keys);
+    auto ssts = sstables_spanning(_sstables, bounds_index(), keys);
     std::vector<gate::holder> holds;
     holds.reserve(ssts.size());
     for (auto& sst : ssts) {

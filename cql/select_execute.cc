@@ -297,7 +297,7 @@ private:
     std::vector<source> sources(const std::optional<paging_state>& ps) {
         std::optional<page_position> start;
         if (ps) {
-            auto k = dht::decorated_key(partition_key(std::string(to_string_view(ps->partition_key))));
+            auto k = dht::decorated_key(partition_key(to_string_view(ps->partition_key)));
             std::optional<clustering_key_prefix> row;
             if (ps->clustering) {
                 row = clustering_key_prefix(*ps->clustering);

@@ -100,7 +100,7 @@ public:
         }
         if (auto* cr = std::get_if<clustering_row>(&f)) {
             auto ck = cr->key;
-            _builder.consume(f);
+            _builder.consume(std::move(f));
             ++_emitted;
             ++_partition_rows;
             ++_result.rows;
@@ -115,7 +115,7 @@ public:
             }
             return true;
         }
-        _builder.consume(f);
+        _builder.consume(std::move(f));
         return true;
     }
 

@@ -14,7 +14,7 @@ namespace {
 future<std::optional<mutation>> read_partition(mutation_reader& r, schema_ptr s) {
     mutation_partition_builder builder(std::move(s));
     while (auto f = co_await r()) {
-        if (auto m = builder.consume(*f)) {
+        if (auto m = builder.consume(std::move(*f))) {
             m->partition().drop_shadowed();
             co_return std::move(m);
         }

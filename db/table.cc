@@ -417,13 +417,13 @@ const sstable_bounds_index& table::bounds_index() const {
     return _bounds_index;
 }
 
-std::vector<sstables::shared_sstable> table::sstables_for(const dht::partition_range& range) const {
+table::sstable_refs table::sstables_for(const dht::partition_range& range) const {
     // A single key: only the sstables whose key bounds hold it (found by the index, not by asking each) and whose
     // bloom filter admits it (the key hashed once for all of them).
     if (range.is_singular() && range.start()->position.key()) {
         auto& k = *range.start()->position.key();
         auto h = sstables::bloom_filter::hash_of(k.key().bytes());
-        std::vector<sstables::shared_sstable> out;
+        sstable_refs out;
         for (auto i : bounds_index().spanning(k)) {
             auto& sst = _sstables[i];
             if (sst->components().filter.is_present(h)) {
@@ -432,13 +432,13 @@ std::vector<sstables::shared_sstable> table::sstables_for(const dht::partition_r
         }
         return out;
     }
-    return _sstables;
+    return sstable_refs(_sstables.begin(), _sstables.end());
 }
 
 mutation_reader table::make_reader(reader_permit permit, read_options opts) {
     bool use_cache = _cache && opts.bypass == bypass_cache::no && !_sstables.empty();
     // Read directly: only the sstables that may hold the range.
-    auto ssts = use_cache ? std::vector<sstables::shared_sstable>{} : sstables_for(opts.range);
+    auto ssts = use_cache ? sstable_refs{} : sstables_for(opts.range);
     // With one source the combined reader would only pass its stream through (and cost a merge step per
     // fragment): that source is read directly, in the read's own forwarding mode (opts.stats then counts nothing).
     // Empty memtables are no sources: the active one too, so a write applied during the read into a memtable

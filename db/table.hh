@@ -20,6 +20,7 @@
 #include "sstables/partition_batch.hh"
 #include "sstables/sstable.hh"
 #include "sstables/writer.hh"
+#include "utils/small_vector.hh"
 
 #include <array>
 #include <cstdint>
@@ -222,7 +223,9 @@ private:
     mutation_reader make_sstables_reader(const dht::partition_range& range, const clustering_ranges& slice,
                                          reader_permit permit);
     // The sstables a read of `range` needs: for a single key, those whose bloom filter admits it; else all.
-    std::vector<sstables::shared_sstable> sstables_for(const dht::partition_range& range) const;
+    // Inline for a key's few sstables: a single-partition read allocates no list.
+    using sstable_refs = utils::small_vector<sstables::shared_sstable, 4>;
+    sstable_refs sstables_for(const dht::partition_range& range) const;
     // Rebuilds _bounds_index after _sstables changed (in the same step, before any read can use the index).
     void index_sstables();
     // _bounds_index, for a read to select sstables through: a std::logic_error naming the table if it does not

@@ -25,7 +25,7 @@ future<Out> read_whole(mutation_reader r, schema_ptr s) {
     std::exception_ptr ex;
     try {
         while (auto f = co_await r()) {
-            if (auto m = builder.consume(*f)) {
+            if (auto m = builder.consume(std::move(*f))) {
                 out = std::move(m);
             }
         }
@@ -144,7 +144,7 @@ future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>&
         std::exception_ptr ex;
         try {
             while (auto f = co_await r()) {
-                auto m = builder.consume(*f);
+                auto m = builder.consume(std::move(*f));
                 if (!m) {
                     continue;
                 }

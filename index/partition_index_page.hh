@@ -84,7 +84,7 @@ struct partition_index_page {
         return a.size() <=> b.size();
     }
     // Entry i's key, decorated (a copy).
-    dht::decorated_key key(size_t i) const { return dht::decorated_key(token_of(i), partition_key(std::string(key_bytes(i)))); }
+    dht::decorated_key key(size_t i) const { return dht::decorated_key(token_of(i), partition_key(key_bytes(i))); }
 
     // What the page costs in memory (charged to the cache's budget).
     size_t memory_usage() const noexcept {

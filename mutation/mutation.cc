@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <stdexcept>
+#include <utility>
 
 namespace reef {
 
@@ -53,6 +54,15 @@ std::optional<mutation> mutation_partition_builder::consume(const mutation_fragm
         return m;
     }
     return std::nullopt;
+}
+
+std::optional<mutation> mutation_partition_builder::consume(mutation_fragment&& f) {
+    if (auto* cr = std::get_if<clustering_row>(&f); cr && _current) {
+        _current->partition().apply_row(*_schema, std::move(cr->key),
+                                        deletable_row{cr->marker, cr->row_tombstone, std::move(cr->cells)});
+        return std::nullopt;
+    }
+    return consume(std::as_const(f));
 }
 
 std::vector<mutation> mutations_from_fragments(schema_ptr s, const std::vector<mutation_fragment>& fragments,

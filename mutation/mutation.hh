@@ -43,6 +43,8 @@ public:
     // Returns the finished mutation at partition_end. Throws
     // std::invalid_argument on a fragment outside a partition.
     std::optional<mutation> consume(const mutation_fragment& f);
+    // The same, moving f's rows in rather than copying their cells.
+    std::optional<mutation> consume(mutation_fragment&& f);
 
 private:
     schema_ptr _schema;

@@ -309,7 +309,7 @@ mutation decode_mutation(schema_ptr sp, bytes_view data) {
                            format_table_id(s.id())));
     }
     auto key = r.get_bytes("partition key");
-    mutation m(sp, dht::decorated_key(partition_key(std::string(to_string_view(key)))));
+    mutation m(sp, dht::decorated_key(partition_key(to_string_view(key))));
     auto& p = m.partition();
     p.apply(r.get_tombstone("partition tombstone"));
 

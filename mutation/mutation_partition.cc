@@ -76,6 +76,20 @@ void mutation_partition::apply_row(const schema& s, const clustering_key_prefix&
     apply_cells(into.cells, r.cells, s.regular_columns());
 }
 
+void mutation_partition::apply_row(const schema& s, clustering_key_prefix&& key, deletable_row&& r) {
+    auto [it, inserted] = _rows.try_emplace(std::move(key));
+    if (inserted) {
+        // Merging into an empty row gives r itself: its cells are already one per column, in column order.
+        _index.invalidate();
+        it->second = std::move(r);
+        return;
+    }
+    auto& into = it->second;
+    apply_row_marker(into.marker, r.marker);
+    into.tomb.apply(r.tomb);
+    apply_cells(into.cells, r.cells, s.regular_columns());
+}
+
 void mutation_partition::apply(const schema& s, const mutation_partition& o) {
     _tomb.apply(o._tomb);
     apply_cells(_static_row, o._static_row, s.static_columns());

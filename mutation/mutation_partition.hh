@@ -68,6 +68,8 @@ public:
     deletable_row& clustered_row(const clustering_key_prefix& key);
     // Merges a row's contents (marker, tombstone, cells) into the row at key.
     void apply_row(const schema& s, const clustering_key_prefix& key, const deletable_row& r);
+    // The same, taking key and r: a row new to the partition is moved in whole, not merged cell by cell.
+    void apply_row(const schema& s, clustering_key_prefix&& key, deletable_row&& r);
     void apply_range_tombstone(const position_in_partition& start, const position_in_partition& end, tombstone t) {
         _range_tombstones.apply(start, end, t);
     }

@@ -5,7 +5,8 @@
 
 #include "runtime/reactor.hh"
 
-#include <deque>
+#include <algorithm>
+#include <array>
 #include <fmt/core.h>
 #include <system_error>
 
@@ -134,6 +135,34 @@ struct pending_read final : io_completion {
     }
 };
 
+// The reads of one source, oldest first: a fixed ring (at most max_reads in flight), so that a short read's source
+// allocates no container.
+class read_queue {
+public:
+    static constexpr unsigned max_reads = 8;
+
+    bool empty() const noexcept { return _size == 0; }
+    unsigned size() const noexcept { return _size; }
+    pending_read* front() const noexcept { return _slots[_head]; }
+    void pop_front() noexcept {
+        _head = (_head + 1) % max_reads;
+        --_size;
+    }
+    void push_back(pending_read* r) noexcept { _slots[(_head + _size++) % max_reads] = r; }
+    void pop_back() noexcept { --_size; }
+    template <typename F>
+    void for_each(F f) const noexcept {
+        for (unsigned i = 0; i < _size; ++i) {
+            f(_slots[(_head + i) % max_reads]);
+        }
+    }
+
+private:
+    std::array<pending_read*, max_reads> _slots{};
+    unsigned _head = 0;
+    unsigned _size = 0;
+};
+
 struct read_awaiter {
     pending_read& r;
     bool await_ready() const noexcept { return r.done; }
@@ -144,7 +173,8 @@ struct read_awaiter {
 class file_data_source final : public data_source_impl {
 public:
     file_data_source(file f, uint64_t offset, uint64_t len, file_input_stream_options opts)
-        : _file(std::move(f)), _pos(offset), _end(offset + len), _read_ahead(opts.read_ahead) {
+        : _file(std::move(f)), _pos(offset), _end(offset + len),
+          _read_ahead(std::min(opts.read_ahead, read_queue::max_reads - 1)) {
         uint64_t a = _file.disk_read_dma_alignment();
         _buffer_size = std::max<uint64_t>(a, (opts.buffer_size + a - 1) / a * a);
         _initial_size = opts.initial_buffer_size ? std::min<uint64_t>(_buffer_size, std::max<uint64_t>(a, (opts.initial_buffer_size + a - 1) / a * a))
@@ -157,9 +187,7 @@ public:
     }
 
     ~file_data_source() override {
-        for (auto* r : _reads) {
-            abandon(r);
-        }
+        _reads.for_each(abandon);
     }
 
     future<temporary_buffer> get() override {
@@ -295,7 +323,7 @@ private:
     uint64_t _next_size;     // the next read's size, doubling up to _buffer_size
     bool _full_issued;       // the last read issued was full-size: the next ones may be read ahead
     unsigned _read_ahead;
-    std::deque<pending_read*> _reads;
+    read_queue _reads;
 };
 
 } // namespace

@@ -65,7 +65,7 @@ private:
 struct file_input_stream_options {
     // Bytes per read (rounded up to the file's alignment).
     size_t buffer_size = 8192;
-    // Reads kept in flight beyond the one being consumed.
+    // Reads kept in flight beyond the one being consumed (at most 7).
     unsigned read_ahead = 1;
     // When nonzero, the first read is this big (rounded up to the alignment) and each next one twice the last,
     // up to buffer_size, and reading ahead starts with the reads of buffer_size; so again after a skip that

@@ -119,9 +119,9 @@ const column_definition& mx_fragment_consumer::column(column_id id) const {
 
 mx_consumer::proceed mx_fragment_consumer::consume_partition_start(bytes_view key, tombstone deletion, uint64_t,
                                                                    uint64_t) {
-    std::string k(reinterpret_cast<const char*>(key.data()), key.size());
     auto t = _token ? _token(key) : dht::murmur3_token(key);
-    return push(partition_start{dht::decorated_key(t, partition_key(std::move(k))), deletion});
+    partition_key k(std::string_view(reinterpret_cast<const char*>(key.data()), key.size()));
+    return push(partition_start{dht::decorated_key(t, std::move(k)), deletion});
 }
 
 mx_consumer::row_action mx_fragment_consumer::consume_row_start(const mx_row& r) {

@@ -253,7 +253,10 @@ inline void check_contents_end(const parser_input& in, uint64_t position, uint64
 
 // --- Data.db "Column subset". ---
 
-inline void all_columns(std::vector<column_id>& present, size_t superset) {
+// The header indices of a row's columns: inline for the common row, so that a short read allocates none.
+using present_columns = utils::small_vector<column_id, 16>;
+
+inline void all_columns(present_columns& present, size_t superset) {
     for (size_t c = 0; c < superset; ++c) {
         present.push_back(column_id(c));
     }
@@ -261,7 +264,7 @@ inline void all_columns(std::vector<column_id>& present, size_t superset) {
 
 // 0 (all columns), or, with fewer than 64 header columns, a bitmap of the missing ones.
 [[gnu::always_inline]] inline void small_subset_columns(const parser_input& in, uint64_t at, uint64_t subset, size_t superset,
-                                 std::vector<column_id>& present) {
+                                 present_columns& present) {
     if (subset == 0) {
         all_columns(present, superset);
         return;
@@ -292,7 +295,7 @@ public:
         _next = 0;
     }
     size_t listed() const noexcept { return _listed; }
-    void add(const parser_input& in, uint64_t at, uint64_t index, std::vector<column_id>& present) {
+    void add(const parser_input& in, uint64_t at, uint64_t index, present_columns& present) {
         if (index >= _superset || index < _next) {
             fail_at(in, at, "column index " + std::to_string(index) + " is out of order or beyond the " +
                                    std::to_string(_superset) + " columns of the header");
@@ -306,7 +309,7 @@ public:
         }
         _next = size_t(index) + 1;
     }
-    void finish(std::vector<column_id>& present) {
+    void finish(present_columns& present) {
         if (!_list_present) {
             for (size_t c = _next; c < _superset; ++c) {
                 present.push_back(column_id(c));
@@ -419,7 +422,7 @@ utils::sync_generator<parse_step> mx_parser::parse() {
     bytes key;
     bytes path;
     clustering_values clustering;
-    std::vector<column_id> present;
+    present_columns present;
     large_subset large;
     mx_row row;
     mx_marker marker;

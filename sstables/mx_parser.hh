@@ -9,6 +9,7 @@
 #include "sstables/mx_consumer.hh"
 #include "sstables/parser_input.hh"
 #include "sstables/serialization_header.hh"
+#include "utils/small_vector.hh"
 #include "utils/sync_generator.hh"
 
 #include <concepts>
@@ -73,9 +74,10 @@ private:
     const serialization_header& _header;
     mx_consumer& _consumer;
     parser_input _in;
-    std::vector<std::optional<uint32_t>> _clustering_lengths;
-    std::vector<column_info> _static_columns;
-    std::vector<column_info> _regular_columns;
+    // Inline for the common table, so that a parser (one per read) allocates none of them.
+    utils::small_vector<std::optional<uint32_t>, 4> _clustering_lengths;
+    utils::small_vector<column_info, 8> _static_columns;
+    utils::small_vector<column_info, 8> _regular_columns;
     start_at _start;
     std::exception_ptr _error;
     utils::sync_generator<parse_step> _gen;

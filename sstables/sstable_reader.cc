@@ -113,7 +113,7 @@ struct data_read {
     // What the parser was fed last (it must live until the parser asks for more), and where it starts.
     temporary_buffer buf;
     uint64_t buf_start = 0;
-    std::unique_ptr<mx_parser> parser;
+    std::optional<mx_parser> parser;  // in place: one allocation fewer per read
     bool parser_done = false;           // it reached the range's end: the range is read once its output is
     bool expect_partition_end = false;  // it starts at the end-of-partition byte the promoted index gives
 };
@@ -353,8 +353,8 @@ private:
 
     // A new parser starting at `at` (fed nothing yet).
     void restart_parser(uint64_t at, mx_parser::start_at start) {
-        _read->parser = std::make_unique<mx_parser>(*_sstable.header, _sstable.data_file, _consumer, at,
-                                                    _range_end, start);
+        _read->parser.reset();
+        _read->parser.emplace(*_sstable.header, _sstable.data_file, _consumer, at, _range_end, start);
         _read->parser_done = false;
         _read->expect_partition_end = false;
     }
@@ -575,13 +575,6 @@ private:
         _filter.emplace(*_schema, std::move(ranges), false);
     }
 
-    void flush_out() {
-        for (auto& o : _out) {
-            push(std::move(o));
-        }
-        _out.clear();
-    }
-
     // The parser's first fragment waiting, into the reader's buffer (through the filter) or dropped, as the
     // partition's state says. False when the stream (or the window) stops before it: it then stays for later.
     bool emit_parsed_fragment() {
@@ -624,16 +617,14 @@ private:
             }
             if (end || !_filter_end || _cmp(position_of(f), *_filter_end) >= 0) {
                 // Past the window (and slice): close it, keep f for a later window.
-                _filter->finish(_out);
-                flush_out();
+                _filter->finish(_buffer);
                 _filter.reset();
                 _end_of_stream = true;
                 return false;
             }
         } else if (end) {
             if (_filter) {
-                _filter->finish(_out);
-                flush_out();
+                _filter->finish(_buffer);
                 _filter.reset();
             }
             _partition = partition_state::outside;
@@ -645,8 +636,7 @@ private:
             return true;
         } else if (!_filter_end || _cmp(position_of(f), *_filter_end) >= 0) {
             // Past the slice: the rest of the partition is not wanted.
-            _filter->finish(_out);
-            flush_out();
+            _filter->finish(_buffer);
             _filter.reset();
             _partition = partition_state::past_slice;
             parsed.pop_front();
@@ -655,9 +645,8 @@ private:
         if (auto* rtc = std::get_if<range_tombstone_change>(&f)) {
             _input_tomb = rtc->tomb;
         }
-        _filter->consume(std::move(f), _out);
+        _filter->consume(std::move(f), _buffer);
         parsed.pop_front();
-        flush_out();
         return true;
     }
 
@@ -668,7 +657,12 @@ private:
         _cursor.reset();
         _filter.reset();
         if (!_forwarding) {
-            open_filter(_slice);
+            // The read's own slice, borrowed (it lives as long as the reader): nothing copied per partition.
+            _filter_end.reset();
+            if (!_slice.empty()) {
+                _filter_end = _slice.back().end;
+            }
+            _filter.emplace(_cmp, &_slice);
         }
         // Only a read that may skip rows needs the promoted index.
         if (_forwarding || !_full_slice) {
@@ -708,7 +702,6 @@ private:
     std::optional<mutation_fragment_filter> _filter;
     std::optional<position_in_partition> _filter_end;
     tombstone _input_tomb;  // in force in the partition just before the next fragment to parse
-    std::vector<mutation_fragment> _out;
 };
 
 } // namespace

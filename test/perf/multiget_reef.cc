@@ -62,7 +62,7 @@ future<bool> get(table& t, const dht::decorated_key& k) {
     mutation_partition_builder builder(t.schema());
     std::optional<mutation> m;
     while (auto f = co_await r()) {
-        if (auto done = builder.consume(*f)) {
+        if (auto done = builder.consume(std::move(*f))) {
             m = std::move(done);
         }
     }

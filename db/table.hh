@@ -173,6 +173,14 @@ public:
                                                            clustering_ranges slice, read_order order = read_order::forward,
                                                            sstables::partition_batch_stats* stats = nullptr,
                                                            bypass_cache bypass = bypass_cache::no);
+    // The same batch without batching (RocksDB's unbatched MultiGet): each key in turn read by make_reader's
+    // single-partition read into a mutation, sharing nothing with the others (each sees the sources present at its
+    // turn). The reference the batched reads are tested and measured against.
+    future<std::vector<std::optional<mutation>>> multi_get_unbatched(reader_permit permit,
+                                                                     std::vector<dht::decorated_key> keys,
+                                                                     clustering_ranges slice,
+                                                                     read_order order = read_order::forward,
+                                                                     bypass_cache bypass = bypass_cache::no);
 
     // Seals the active memtable (if not empty) and flushes every sealed memtable, oldest first. A failed write
     // leaves the memtable sealed and readable (the next flush retries it) and throws.

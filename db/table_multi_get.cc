@@ -103,6 +103,16 @@ void apply_into(std::optional<mutation>& slot, mutation m) {
     }
 }
 
+// Throws std::invalid_argument unless keys are in ring order and distinct, as `who` requires.
+void check_batch_keys(const std::vector<dht::decorated_key>& keys, const char* who) {
+    for (size_t i = 1; i < keys.size(); ++i) {
+        if (!(keys[i - 1] < keys[i])) {
+            throw std::invalid_argument(std::string(who) + ": keys not in ring order or not distinct (key " +
+                                        std::to_string(i) + ", token " + keys[i].get_token().to_string() + ")");
+        }
+    }
+}
+
 } // namespace
 
 future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>& ssts,
@@ -174,12 +184,7 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
     using result = std::vector<std::optional<mutation>>;
     // Not a coroutine, so that a batch of one runs in one (read_whole's); what fails here fails the future.
     try {
-        for (size_t i = 1; i < keys.size(); ++i) {
-            if (!(keys[i - 1] < keys[i])) {
-                throw std::invalid_argument("table::multi_get: keys not in ring order or not distinct (key " +
-                                            std::to_string(i) + ", token " + keys[i].get_token().to_string() + ")");
-            }
-        }
+        check_batch_keys(keys, "table::multi_get");
         auto forward_slice = order == read_order::reversed ? reverse_ranges(slice) : std::move(slice);
         if (keys.size() == 1 && !stats) {
             // A batch of one shares nothing: make_reader's single-partition read, which the contract describes,
@@ -192,6 +197,20 @@ future<std::vector<std::optional<mutation>>> table::multi_get(reader_permit perm
     } catch (...) {
         return make_exception_future<result>(std::current_exception());
     }
+}
+
+future<std::vector<std::optional<mutation>>> table::multi_get_unbatched(reader_permit permit,
+                                                                        std::vector<dht::decorated_key> keys,
+                                                                        clustering_ranges slice, read_order order,
+                                                                        bypass_cache bypass) {
+    check_batch_keys(keys, "table::multi_get_unbatched");
+    auto forward_slice = order == read_order::reversed ? reverse_ranges(slice) : std::move(slice);
+    std::vector<std::optional<mutation>> out(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+        out[i] = co_await read_whole<std::optional<mutation>>(
+            single_partition_reader(*this, permit, keys[i], forward_slice, bypass), _schema);
+    }
+    co_return out;
 }
 
 future<std::vector<std::optional<mutation>>> table::multi_get_batch(reader_permit permit,

@@ -2,8 +2,9 @@
 // writes into memtables flushed to sstables, then compacted (major) into a run of about 8.6 MB sstables with
 // disjoint key bounds (--reef-flat: the flushed sstables as they are, each spanning the ring), read through the shard's
 // caches at RocksDB's block cache size. get: table::make_reader of the key's singular range (the path a
-// single-partition query takes) into a mutation; multiget_loop: table::multi_get of one key at a time;
-// multiget: table::multi_get of the whole batch (its keys in ring order, distinct). With --reef-stride-order ring, a
+// single-partition query takes) into a mutation; multiget_loop: table::multi_get_unbatched of the whole batch (one
+// call, a single-partition read per key inside, as RocksDB's unbatched MultiGet); multiget: table::multi_get of the
+// whole batch. Both take the batch's keys in ring order, distinct. With --reef-stride-order ring, a
 // strided batch's keys are `stride` apart in ring order (tokens) rather than in key order.
 #include "test/perf/multiget_workload.hh"
 #include "test/perf/perf_util.hh"
@@ -46,12 +47,6 @@ clustering_ranges full_slice() {
     return clustering_ranges{position_range::full()};
 }
 
-std::vector<dht::decorated_key> one_key(dht::decorated_key k) {
-    std::vector<dht::decorated_key> v;
-    v.push_back(std::move(k));
-    return v;
-}
-
 mutation_reader single_reader(table& t, const dht::decorated_key& k) {
     return t.make_reader(reader_permit(), {.range = dht::partition_range::singular(k)});
 }
@@ -74,8 +69,9 @@ bool found_in(const std::optional<mutation>& m) {
     return m && !m->partition().rows().empty();
 }
 
-// One batch through multi_get: keys in ring order, distinct; every key of the batch (duplicates too) counted.
-future<uint64_t> multi_get(table& t, const std::vector<uint64_t>& batch, const clustering_ranges& slice) {
+// One batch through multi_get (or, not batched, multi_get_unbatched): keys in ring order, distinct; every key of the
+// batch (duplicates too) counted.
+future<uint64_t> multi_get(table& t, const std::vector<uint64_t>& batch, const clustering_ranges& slice, bool batched) {
     std::vector<std::pair<dht::decorated_key, size_t>> order;
     order.reserve(batch.size());
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -90,7 +86,12 @@ future<uint64_t> multi_get(table& t, const std::vector<uint64_t>& batch, const c
         }
         slot[i] = keys.size() - 1;
     }
-    auto got = co_await t.multi_get(reader_permit(), std::move(keys), slice);
+    std::vector<std::optional<mutation>> got;
+    if (batched) {
+        got = co_await t.multi_get(reader_permit(), std::move(keys), slice);
+    } else {
+        got = co_await t.multi_get_unbatched(reader_permit(), std::move(keys), slice);
+    }
     uint64_t found = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
         found += found_in(got[slot[i]]);
@@ -168,16 +169,9 @@ future<multiget_cell> measure_cell(table& t, const std::vector<std::vector<uint6
                 c.found += co_await get(t, decorated(k));
             }
         }
-    } else if (method == "multiget_loop") {
-        for (auto& b : batches) {
-            for (auto k : b) {
-                auto got = co_await t.multi_get(reader_permit(), one_key(decorated(k)), slice);
-                c.found += found_in(got.front());
-            }
-        }
     } else {
         for (auto& b : batches) {
-            c.found += co_await multi_get(t, b, slice);
+            c.found += co_await multi_get(t, b, slice, method == "multiget");
         }
     }
     tm.finish(c);

@@ -181,7 +181,7 @@ int perf_multiget_main(int argc, char** argv) {
     program_options::options opts(
         "reef perf-multiget",
         "RocksDB's MultiGet experiment (../shared/benchmarks/multiget.md) on Reef (db::table: make_reader per key, "
-        "table::multi_get) and RocksDB 7.8 (Get, MultiGet unbatched and batched): µs per key per batch size and "
+        "table::multi_get unbatched and batched) and RocksDB 7.8 (Get, MultiGet unbatched and batched): µs per key per batch size and "
         "stride, found counts both engines must agree on, and the issue's targets.");
     runtime_options rt;
     rt.add(opts);

@@ -69,16 +69,25 @@ future<> check_batch(table& t, const mutation_model& model, mutation_generator& 
     auto forward_slice = g.rnd(0, 2) ? g.make_ranges() : full_slice();
     bool reversed = g.rnd(0, 1);
     auto slice = reversed ? reverse_ranges(forward_slice) : forward_slice;
-    auto got = co_await t.multi_get(reader_permit(), keys, slice, read_order_for(reversed));
-    BOOST_REQUIRE_EQUAL(got.size(), keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) {
-        if (got[i]) {
-            BOOST_REQUIRE(got[i]->decorated_key() == keys[i]);
+    // The batch, then the same keys without batching (multi_get_unbatched), both against the model.
+    for (bool batched : {true, false}) {
+        std::vector<std::optional<mutation>> got;
+        if (batched) {
+            got = co_await t.multi_get(reader_permit(), keys, slice, read_order_for(reversed));
+        } else {
+            got = co_await t.multi_get_unbatched(reader_permit(), keys, slice, read_order_for(reversed));
         }
-        auto a = canonical_one(got[i]);
-        auto b = expected_partition(s, model, keys[i], slice, reversed);
-        BOOST_REQUIRE_MESSAGE(a == b, when << ", key " << i << " of " << keys.size() << " (reversed " << reversed
-                                           << "):\n" << describe(a) << "!=\n" << describe(b));
+        BOOST_REQUIRE_EQUAL(got.size(), keys.size());
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (got[i]) {
+                BOOST_REQUIRE(got[i]->decorated_key() == keys[i]);
+            }
+            auto a = canonical_one(got[i]);
+            auto b = expected_partition(s, model, keys[i], slice, reversed);
+            BOOST_REQUIRE_MESSAGE(a == b, when << (batched ? "" : ", unbatched") << ", key " << i << " of "
+                                               << keys.size() << " (reversed " << reversed << "):\n" << describe(a)
+                                               << "!=\n" << describe(b));
+        }
     }
 }
 
@@ -156,7 +165,7 @@ REEF_TEST_CASE(multi_get_matches_model) {
     BOOST_CHECK_GT(misses, 0u);
 }
 
-// Keys out of ring order, or repeated, are refused.
+// Keys out of ring order, or repeated, are refused, batched or not.
 REEF_TEST_CASE(multi_get_refuses_unsorted_keys) {
     tmpdir dir;
     table t(int_table_schema(), table_config{.directory = dir.path() + "/ks/t"});
@@ -165,21 +174,22 @@ REEF_TEST_CASE(multi_get_refuses_unsorted_keys) {
     if (b < a) {
         std::swap(a, b);
     }
-    bool refused = false;
-    auto unsorted = two_keys(b, a), repeated = two_keys(a, a);
-    try {
-        co_await t.multi_get(reader_permit(), unsorted, full_slice());
-    } catch (const std::invalid_argument&) {
-        refused = true;
+    const std::vector<std::vector<dht::decorated_key>> refusable{two_keys(b, a), two_keys(a, a)};
+    for (bool batched : {true, false}) {
+        for (auto& keys : refusable) {
+            bool refused = false;
+            try {
+                if (batched) {
+                    co_await t.multi_get(reader_permit(), keys, full_slice());
+                } else {
+                    co_await t.multi_get_unbatched(reader_permit(), keys, full_slice());
+                }
+            } catch (const std::invalid_argument&) {
+                refused = true;
+            }
+            BOOST_CHECK_MESSAGE(refused, (batched ? "multi_get" : "multi_get_unbatched"));
+        }
     }
-    BOOST_CHECK(refused);
-    refused = false;
-    try {
-        co_await t.multi_get(reader_permit(), repeated, full_slice());
-    } catch (const std::invalid_argument&) {
-        refused = true;
-    }
-    BOOST_CHECK(refused);
     co_await t.stop();
 }
 

@@ -113,7 +113,7 @@ struct data_read {
     // What the parser was fed last (it must live until the parser asks for more), and where it starts.
     temporary_buffer buf;
     uint64_t buf_start = 0;
-    std::optional<mx_parser> parser;  // in place: one allocation fewer per read
+    std::optional<mx_parser> parser;  // in place: the read allocates none for it
     bool parser_done = false;           // it reached the range's end: the range is read once its output is
     bool expect_partition_end = false;  // it starts at the end-of-partition byte the promoted index gives
 };

@@ -20,8 +20,9 @@ future<index_page_cache::entry_ptr> index_reader::page(size_t i) {
     uint64_t begin = _summary.points[i].index_position;
     uint64_t end = i + 1 < _summary.points.size() ? _summary.points[i + 1].index_position : _summary.index_file_size;
     if (end < begin) {
-        throw std::runtime_error("index_reader: summary entry " + std::to_string(i) + " points at Index.db " +
-                                 std::to_string(begin) + ", past the next page's start " + std::to_string(end));
+        return make_exception_future<index_page_cache::entry_ptr>(std::make_exception_ptr(std::runtime_error(
+            "index_reader: summary entry " + std::to_string(i) + " points at Index.db " + std::to_string(begin) +
+            ", past the next page's start " + std::to_string(end))));
     }
     auto loader = [this, begin, end]() -> future<partition_index_page> {
         // Past cached_file: the page keeps its bytes itself, and caching them twice (Index.db's pages and the parsed
@@ -34,8 +35,12 @@ future<index_page_cache::entry_ptr> index_reader::page(size_t i) {
         }
         co_return (*_parse)(std::string_view(buf.get(), buf.size()), begin);
     };
-    auto p = co_await _caches.index().get_or_load(i, loader);
-    co_return p;
+    // Not a coroutine: a cached page comes back ready, with no frame made for it.
+    try {
+        return _caches.index().get_or_load(i, std::move(loader));
+    } catch (...) {
+        return make_exception_future<index_page_cache::entry_ptr>(std::current_exception());
+    }
 }
 
 future<std::optional<entry_ref>> index_reader::first_entry_not(std::function<bool(const dht::decorated_key&)> skip) {

@@ -69,11 +69,19 @@ deletable_row& mutation_partition::clustered_row(const clustering_key_prefix& ke
     return it->second;
 }
 
-void mutation_partition::apply_row(const schema& s, const clustering_key_prefix& key, const deletable_row& r) {
-    auto& into = clustered_row(key);
+namespace {
+
+// Merges r's marker, tombstone and cells into `into`.
+void merge_row(const schema& s, deletable_row& into, const deletable_row& r) {
     apply_row_marker(into.marker, r.marker);
     into.tomb.apply(r.tomb);
     apply_cells(into.cells, r.cells, s.regular_columns());
+}
+
+} // namespace
+
+void mutation_partition::apply_row(const schema& s, const clustering_key_prefix& key, const deletable_row& r) {
+    merge_row(s, clustered_row(key), r);
 }
 
 void mutation_partition::apply_row(const schema& s, clustering_key_prefix&& key, deletable_row&& r) {
@@ -84,10 +92,7 @@ void mutation_partition::apply_row(const schema& s, clustering_key_prefix&& key,
         it->second = std::move(r);
         return;
     }
-    auto& into = it->second;
-    apply_row_marker(into.marker, r.marker);
-    into.tomb.apply(r.tomb);
-    apply_cells(into.cells, r.cells, s.regular_columns());
+    merge_row(s, it->second, r);
 }
 
 void mutation_partition::apply(const schema& s, const mutation_partition& o) {

@@ -95,9 +95,34 @@ multiget_cell median_cell(std::vector<multiget_cell> rounds) {
     return out;
 }
 
-// Loads every engine (in one reactor session, one shard), then measures each cell and method wl.rounds times per
-// engine, the engines taking turns (in the opposite order every other round), and keeps the median of each cell's
-// rounds: the result's i-th run is engines[i]'s. Throws what failed, after removing the engines' directories; when
+// Starts every engine, then measures each cell and method wl.rounds times per engine, the engines taking turns (in
+// the opposite order every other round), and keeps the median of each cell's rounds in cells[engine]. `at`: the
+// engine at work (the one that failed, on a throw).
+future<> measure_all(const multiget_workload& wl, std::vector<std::unique_ptr<multiget_engine>>& engines,
+                     std::vector<std::vector<multiget_cell>>& cells, size_t& at) {
+    for (at = 0; at < engines.size(); ++at) {
+        co_await engines[at]->start();
+    }
+    for (auto stride : wl.strides) {
+        for (auto batch : wl.batches) {
+            for (unsigned m : wl.methods) {
+                std::vector<std::vector<multiget_cell>> rounds(engines.size());
+                for (unsigned r = 0; r < wl.rounds; ++r) {
+                    for (size_t j = 0; j < engines.size(); ++j) {
+                        at = r % 2 ? engines.size() - 1 - j : j;
+                        rounds[at].push_back(co_await engines[at]->measure(batch, stride, m, r));
+                    }
+                }
+                for (size_t e = 0; e < engines.size(); ++e) {
+                    cells[e].push_back(median_cell(std::move(rounds[e])));
+                }
+            }
+        }
+    }
+}
+
+// Loads every engine (in one reactor session, one shard) and measures them (measure_all): the result's i-th run is
+// engines[i]'s. Throws what failed, after removing the engines' directories; when
 // an engine failed, `failed` names it.
 std::vector<multiget_run> run_engines(const multiget_workload& wl, const std::vector<std::string>& names,
                                       const std::string& data_dir, runtime_config cfg, std::string& failed) {
@@ -126,25 +151,7 @@ std::vector<multiget_run> run_engines(const multiget_workload& wl, const std::ve
     run(cfg, [&]() -> future<int> {
         size_t at = 0;  // the engine at work
         try {
-            for (; at < engines.size(); ++at) {
-                co_await engines[at]->start();
-            }
-            for (auto stride : wl.strides) {
-                for (auto batch : wl.batches) {
-                    for (unsigned m : wl.methods) {
-                        std::vector<std::vector<multiget_cell>> rounds(engines.size());
-                        for (unsigned r = 0; r < wl.rounds; ++r) {
-                            for (size_t j = 0; j < engines.size(); ++j) {
-                                at = r % 2 ? engines.size() - 1 - j : j;
-                                rounds[at].push_back(co_await engines[at]->measure(batch, stride, m, r));
-                            }
-                        }
-                        for (size_t e = 0; e < engines.size(); ++e) {
-                            cells[e].push_back(median_cell(std::move(rounds[e])));
-                        }
-                    }
-                }
-            }
+            co_await measure_all(wl, engines, cells, at);
         } catch (...) {
             ex = std::current_exception();
         }

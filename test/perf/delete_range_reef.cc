@@ -3,7 +3,7 @@
 // memtables by the combined reader when they hold anything) wrapped in the compacting reader in query mode, as a CQL
 // SELECT at `now` would read.
 #include "test/perf/delete_range_workload.hh"
-#include "test/perf/perf_fast_forward.hh"
+#include "test/perf/perf_counters.hh"
 #include "test/perf/perf_util.hh"
 
 #include "cache/tracker.hh"
@@ -285,9 +285,9 @@ engine_run run_reef(const delete_range_workload& wl, const std::string& director
             // operator new calls per operation (per row for the full scan), where counted (not under ASan).
             std::vector<std::string> allocs;
             auto counted = [&](const char* what, uint64_t per, auto phase) -> future<> {
-                auto a0 = pff::allocations();
+                auto a0 = allocations();
                 co_await phase();
-                if (auto a1 = pff::allocations(); a0 && a1 && per) {
+                if (auto a1 = allocations(); a0 && a1 && per) {
                     allocs.push_back(fmt::format("{} {:.1f}", what, double(*a1 - *a0) / double(per)));
                 }
             };
@@ -295,9 +295,9 @@ engine_run run_reef(const delete_range_workload& wl, const std::string& director
             co_await counted("scan10", wl.ops, [&] { return scans(b, wl, scan10_seed, wl.ops, 10, out.scan10); });
             co_await counted("scan1000", wl.long_ops,
                              [&] { return scans(b, wl, scan1000_seed, wl.long_ops, 1000, out.scan1000); });
-            auto a0 = pff::allocations();
+            auto a0 = allocations();
             co_await full_scan(b, &out.fullscan);
-            if (auto a1 = pff::allocations(); a0 && a1 && out.fullscan.rows) {
+            if (auto a1 = allocations(); a0 && a1 && out.fullscan.rows) {
                 allocs.push_back(fmt::format("fullscan row {:.2f}", double(*a1 - *a0) / double(out.fullscan.rows)));
             }
             out.notes.emplace_back("block KiB", fmt::format("{}", wl.reef_block_kb));

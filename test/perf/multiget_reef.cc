@@ -146,15 +146,6 @@ std::vector<uint64_t> ring_order(uint64_t n) {
     return out;
 }
 
-struct timing {
-    clock_type::time_point wall = clock_type::now();
-    double cpu = thread_cpu_seconds();
-    void finish(multiget_cell& c) const {
-        c.us_per_key = seconds_since(wall) * 1e6 / double(c.keys);
-        c.cpu_us_per_key = (thread_cpu_seconds() - cpu) * 1e6 / double(c.keys);
-    }
-};
-
 future<multiget_cell> measure_cell(table& t, const std::vector<std::vector<uint64_t>>& batches,
                                    const std::string& method, uint64_t batch, uint64_t stride) {
     multiget_cell c{method, batch, stride};
@@ -162,7 +153,7 @@ future<multiget_cell> measure_cell(table& t, const std::vector<std::vector<uint6
     for (auto& b : batches) {
         c.keys += b.size();
     }
-    timing tm;
+    cell_meter tm;
     if (method == "get") {
         for (auto& b : batches) {
             for (auto k : b) {

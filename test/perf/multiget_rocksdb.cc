@@ -71,15 +71,6 @@ struct key_buf {
     rocksdb::Slice slice() const noexcept { return rocksdb::Slice(b, mg::key_size); }
 };
 
-struct timing {
-    clock_type::time_point wall = clock_type::now();
-    double cpu = thread_cpu_seconds();
-    void finish(multiget_cell& c) const {
-        c.us_per_key = seconds_since(wall) * 1e6 / double(c.keys);
-        c.cpu_us_per_key = (thread_cpu_seconds() - cpu) * 1e6 / double(c.keys);
-    }
-};
-
 multiget_cell measure_cell(rocksdb::DB& db, const std::vector<std::vector<uint64_t>>& batches,
                            const std::string& method, uint64_t batch, uint64_t stride) {
     multiget_cell c{method, batch, stride};
@@ -99,7 +90,7 @@ multiget_cell measure_cell(rocksdb::DB& db, const std::vector<std::vector<uint64
             check(st, "get");
         }
     };
-    timing tm;
+    cell_meter tm;
     for (auto& b : batches) {
         keys.clear();
         slices.clear();

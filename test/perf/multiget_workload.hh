@@ -5,8 +5,10 @@
 
 #include "runtime/future.hh"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,8 +104,26 @@ struct multiget_cell {
     uint64_t stride = 0;
     double us_per_key = 0;
     double cpu_us_per_key = 0;
+    // User-space instructions and operator new calls per key, where this build and kernel count them: steadier
+    // than the times on a shared machine, so that small changes to a read show.
+    std::optional<double> insns_per_key;
+    std::optional<double> allocs_per_key;
     uint64_t keys = 0;
     uint64_t found = 0;
+};
+
+// Measures one cell on this thread: started at construction, written into the cell (whose keys are counted) by
+// finish.
+class cell_meter {
+public:
+    cell_meter();
+    void finish(multiget_cell& c) const;
+
+private:
+    std::chrono::steady_clock::time_point _wall;
+    double _cpu;
+    std::optional<uint64_t> _insns;
+    std::optional<uint64_t> _allocs;
 };
 
 struct multiget_run {

@@ -12,6 +12,7 @@
 #include "cache/tracker.hh"
 #include "db/row_cache.hh"
 #include "sstables/components.hh"
+#include "test/perf/perf_counters.hh"
 #include "sstables/serialization_header.hh"
 #include "sstables/sstable.hh"
 #include "test/perf/perf_util.hh"
@@ -103,11 +104,6 @@ struct metrics_snapshot {
 
     static metrics_snapshot take();
 };
-
-// operator new calls on this thread so far; nullopt where they are not counted (sanitizer builds).
-std::optional<uint64_t> allocations();
-// The instructions this thread retired in user space (perf_event_open); nullopt where the kernel refuses.
-std::optional<uint64_t> instructions_retired();
 
 // One read of a test case: its fragments, the counters around it, and what the case expected.
 struct test_result {

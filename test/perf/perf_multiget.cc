@@ -7,6 +7,7 @@
 // are loaded at once and take turns cell by cell, each cell measured --rounds times per engine (its median kept).
 #include "test/perf/multiget_workload.hh"
 #include "test/perf/perf.hh"
+#include "test/perf/perf_counters.hh"
 #include "test/perf/perf_util.hh"
 
 #include "runtime/app.hh"
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fmt/core.h>
 #include <map>
 #include <sstream>
@@ -22,6 +24,19 @@
 #include <unistd.h>
 
 namespace reef::perf {
+
+cell_meter::cell_meter()
+    : _wall(clock_type::now()), _cpu(thread_cpu_seconds()), _insns(instructions_retired()), _allocs(allocations()) {}
+
+void cell_meter::finish(multiget_cell& c) const {
+    auto keys = double(c.keys);
+    c.us_per_key = seconds_since(_wall) * 1e6 / keys;
+    c.cpu_us_per_key = (thread_cpu_seconds() - _cpu) * 1e6 / keys;
+    auto insns = instructions_retired();
+    c.insns_per_key = _insns && insns ? std::optional<double>(double(*insns - *_insns) / keys) : std::nullopt;
+    auto allocs = allocations();
+    c.allocs_per_key = _allocs && allocs ? std::optional<double>(double(*allocs - *_allocs) / keys) : std::nullopt;
+}
 
 namespace {
 
@@ -52,9 +67,12 @@ std::vector<uint64_t> parse_list(const std::string& flag, const std::string& tex
 
 using cell_key = std::tuple<std::string, std::string, uint64_t, uint64_t>;  // engine, method, batch, stride
 
+// One table of the cells: value(cell) per stride, engine and method (a row) and batch (a column); "-" where a cell
+// has no value.
 void print_table(const multiget_workload& wl, const std::vector<multiget_run>& runs,
-                 const std::map<cell_key, const multiget_cell*>& cells, bool cpu) {
-    fmt::print("\n{} per key (µs){}\n", cpu ? "CPU time" : "wall time", cpu ? " (this thread's)" : "");
+                 const std::map<cell_key, const multiget_cell*>& cells, const std::string& title,
+                 const std::function<std::optional<double>(const multiget_cell&)>& value) {
+    fmt::print("\n{}\n", title);
     fmt::print("{:>6} {:<8} {:<14}", "stride", "engine", "method");
     for (auto b : wl.batches) {
         fmt::print(" {:>8}", fmt::format("batch {}", b));
@@ -66,7 +84,8 @@ void print_table(const multiget_workload& wl, const std::vector<multiget_run>& r
                 fmt::print("{:>6} {:<8} {:<14}", stride, r.engine, m);
                 for (auto b : wl.batches) {
                     auto it = cells.find({r.engine, m, b, stride});
-                    fmt::print(" {:>8.2f}", it == cells.end() ? 0.0 : cpu ? it->second->cpu_us_per_key : it->second->us_per_key);
+                    auto v = it == cells.end() ? std::nullopt : value(*it->second);
+                    fmt::print(" {:>8}", v ? fmt::format("{:.2f}", *v) : "-");
                 }
                 fmt::print("\n");
             }
@@ -74,19 +93,31 @@ void print_table(const multiget_workload& wl, const std::vector<multiget_run>& r
     }
 }
 
-// A cell's rounds as one: the median of each time, the keys and found counts summed.
+// A cell's rounds as one: the median of each time and count (a count only when every round has it), the keys and
+// found counts summed.
 multiget_cell median_cell(std::vector<multiget_cell> rounds) {
-    auto median = [&](double multiget_cell::*field) {
+    auto median_of = [&](double multiget_cell::*field) {
         std::vector<double> v;
         for (auto& c : rounds) {
             v.push_back(c.*field);
         }
-        std::sort(v.begin(), v.end());
-        return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+        return median(std::move(v));
+    };
+    auto median_of_counts = [&](std::optional<double> multiget_cell::*field) -> std::optional<double> {
+        std::vector<double> v;
+        for (auto& c : rounds) {
+            if (!(c.*field)) {
+                return std::nullopt;
+            }
+            v.push_back(*(c.*field));
+        }
+        return median(std::move(v));
     };
     auto out = rounds.front();
-    out.us_per_key = median(&multiget_cell::us_per_key);
-    out.cpu_us_per_key = median(&multiget_cell::cpu_us_per_key);
+    out.us_per_key = median_of(&multiget_cell::us_per_key);
+    out.cpu_us_per_key = median_of(&multiget_cell::cpu_us_per_key);
+    out.insns_per_key = median_of_counts(&multiget_cell::insns_per_key);
+    out.allocs_per_key = median_of_counts(&multiget_cell::allocs_per_key);
     out.keys = out.found = 0;
     for (auto& c : rounds) {
         out.keys += c.keys;
@@ -293,10 +324,14 @@ int perf_multiget_main(int argc, char** argv) {
             fmt::print("{}: load {:.1f} s{}\n", r.engine, r.load_seconds, notes);
         } else {
             for (auto& c : r.cells) {
+                auto count = [](const std::optional<double>& v) {
+                    return v ? fmt::format("{:.1f}", *v) : std::string("null");
+                };
                 fmt::print("{{\"engine\": \"{}\", \"method\": \"{}\", \"batch\": {}, \"stride\": {}, \"us_per_key\": "
-                           "{:.3f}, \"cpu_us_per_key\": {:.3f}, \"keys\": {}, \"found\": {}, \"stride_order\": "
-                           "\"{}\", \"rounds\": {}}}\n",
-                           r.engine, c.method, c.batch, c.stride, c.us_per_key, c.cpu_us_per_key, c.keys, c.found,
+                           "{:.3f}, \"cpu_us_per_key\": {:.3f}, \"insns_per_key\": {}, \"allocs_per_key\": {}, "
+                           "\"keys\": {}, \"found\": {}, \"stride_order\": \"{}\", \"rounds\": {}}}\n",
+                           r.engine, c.method, c.batch, c.stride, c.us_per_key, c.cpu_us_per_key,
+                           count(c.insns_per_key), count(c.allocs_per_key), c.keys, c.found,
                            r.engine == "reef" && wl.reef_ring_order ? "ring" : "key", wl.rounds);
             }
         }
@@ -336,8 +371,12 @@ int perf_multiget_main(int argc, char** argv) {
     if (!text) {
         return rc;
     }
-    print_table(wl, runs, cells, false);
-    print_table(wl, runs, cells, true);
+    print_table(wl, runs, cells, "wall time per key (µs)", [](const multiget_cell& c) { return c.us_per_key; });
+    print_table(wl, runs, cells, "CPU time per key (µs) (this thread's)",
+                [](const multiget_cell& c) { return c.cpu_us_per_key; });
+    print_table(wl, runs, cells, "user-space instructions per key",
+                [](const multiget_cell& c) { return c.insns_per_key; });
+    print_table(wl, runs, cells, "operator new calls per key", [](const multiget_cell& c) { return c.allocs_per_key; });
     // Wall time on a quiet machine; CPU time (this thread's) where other work shares the cores: both are printed.
     auto per_key = [](const multiget_cell& c, bool cpu) { return cpu ? c.cpu_us_per_key : c.us_per_key; };
     auto gain = [&](const std::string& e, uint64_t b, uint64_t s, bool cpu) -> std::optional<double> {

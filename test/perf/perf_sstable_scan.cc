@@ -3,7 +3,7 @@
 // reader several times; rows/s and MB/s of Data.db per thread-CPU second and per wall second, medians. With
 // librocksdb-dev at configure time, RocksDB scans the same rows as the baseline.
 #include "test/perf/perf.hh"
-#include "test/perf/perf_fast_forward.hh"
+#include "test/perf/perf_counters.hh"
 #include "test/perf/perf_util.hh"
 
 #include "db/memtable.hh"
@@ -71,7 +71,7 @@ future<scan_run> scan_once(descriptor d, schema_ptr s) {
     scan_run out;
     auto start = clock_type::now();
     double cpu = thread_cpu_seconds();
-    auto allocs = pff::allocations();
+    auto allocs = allocations();
     auto components = co_await load_components(d);
     auto stats = co_await load_statistics(d);
     auto header = std::make_shared<const serialization_header>(*stats.header);
@@ -100,7 +100,7 @@ future<scan_run> scan_once(descriptor d, schema_ptr s) {
         std::rethrow_exception(err);
     }
     out.cpu = thread_cpu_seconds() - cpu;
-    if (auto a = pff::allocations(); a && allocs) {
+    if (auto a = allocations(); a && allocs) {
         out.allocs = *a - *allocs;
     }
     out.wall = seconds_since(start);

@@ -93,10 +93,13 @@ def main():
                     bs = [[ring[k] for k in b] for b in bs]
                 want = sum(k in written for b in bs for k in b)
                 nkeys = sum(len(b) for b in bs)
-                ok = c['found'] == want and c['keys'] == nkeys and c['us_per_key'] > 0
+                # The counts: null where this build or kernel cannot count them (sanitizers, no PMU), else positive.
+                counts_ok = all(k in c and (c[k] is None or c[k] > 0) for k in ('insns_per_key', 'allocs_per_key'))
+                ok = c['found'] == want and c['keys'] == nkeys and c['us_per_key'] > 0 and counts_ok
                 failures += not ok
                 print(f'{" ".join(variant) or "run":11} {c["engine"]:8} {c["method"]:14} batch {c["batch"]:3} stride '
-                      f'{c["stride"]:4}: found {c["found"]} of {c["keys"]} (model {want} of {nkeys}) '
+                      f'{c["stride"]:4}: found {c["found"]} of {c["keys"]} (model {want} of {nkeys}), '
+                      f'allocs/key {c.get("allocs_per_key")} '
                       f'{"ok" if ok else "FAIL"}')
     # A data directory that cannot be made: a clear error naming it, no crash.
     bad = '/proc/reef-no-such-dir/x'

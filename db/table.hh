@@ -173,9 +173,12 @@ public:
                                                            clustering_ranges slice, read_order order = read_order::forward,
                                                            sstables::partition_batch_stats* stats = nullptr,
                                                            bypass_cache bypass = bypass_cache::no);
-    // The same batch without batching (RocksDB's unbatched MultiGet): each key in turn read by make_reader's
-    // single-partition read into a mutation, sharing nothing with the others (each sees the sources present at its
-    // turn). The reference the batched reads are tested and measured against.
+    // The same batch without batching (RocksDB's unbatched MultiGet): each key in turn read by a single-partition
+    // read of its own into a mutation (its filter probes, index lookup and Data.db read), seeing the sources
+    // present at its turn. Only the call's setup is shared: with no row cache in the read and empty memtables, a key
+    // whose one source is an sstable already read in the call is read by forwarding that sstable's reader (as
+    // RocksDB's Gets share their files' table readers) rather than by a new one. The reference the batched reads
+    // are tested and measured against.
     future<std::vector<std::optional<mutation>>> multi_get_unbatched(reader_permit permit,
                                                                      std::vector<dht::decorated_key> keys,
                                                                      clustering_ranges slice,

@@ -16,19 +16,26 @@ namespace reef {
 
 namespace {
 
+// Reads r's next partition (forward, whole) to the end of its stream: the partition, or nothing when r gives none.
+future<std::optional<mutation>> read_partition(mutation_reader& r, schema_ptr s) {
+    mutation_partition_builder builder(std::move(s));
+    std::optional<mutation> out;
+    while (auto f = co_await r()) {
+        if (auto m = builder.consume(std::move(*f))) {
+            out = std::move(m);
+        }
+    }
+    co_return out;
+}
+
 // Reads r's one partition (forward, whole) and closes r: the partition, or nothing when r gives none, as an
 // optional<mutation> or as a vector of one.
 template <typename Out>
 future<Out> read_whole(mutation_reader r, schema_ptr s) {
-    mutation_partition_builder builder(std::move(s));
     std::optional<mutation> out;
     std::exception_ptr ex;
     try {
-        while (auto f = co_await r()) {
-            if (auto m = builder.consume(std::move(*f))) {
-                out = std::move(m);
-            }
-        }
+        out = co_await read_partition(r, std::move(s));
     } catch (...) {
         ex = std::current_exception();
     }
@@ -206,9 +213,44 @@ future<std::vector<std::optional<mutation>>> table::multi_get_unbatched(reader_p
     check_batch_keys(keys, "table::multi_get_unbatched");
     auto forward_slice = order == read_order::reversed ? reverse_ranges(slice) : std::move(slice);
     std::vector<std::optional<mutation>> out(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) {
-        out[i] = co_await read_whole<std::optional<mutation>>(
-            single_partition_reader(*this, permit, keys[i], forward_slice, bypass), _schema);
+    // The sstable readers kept for the batch: a key whose one source is an sstable already read in the batch is
+    // read by forwarding that sstable's reader to it (the keys ascend) rather than by a new reader. Its own filter
+    // probe, index lookup and Data.db read are the same either way.
+    std::vector<std::pair<const sstables::sstable*, mutation_reader>> kept;
+    std::exception_ptr ex;
+    try {
+        for (size_t i = 0; i < keys.size(); ++i) {
+            auto range = dht::partition_range::singular(keys[i]);
+            bool sstables_only = !(_cache && bypass == bypass_cache::no && !_sstables.empty()) && _active->empty() &&
+                                 std::all_of(_sealed.begin(), _sealed.end(), [](auto& mt) { return mt->empty(); });
+            auto ssts = sstables_only ? sstables_for(range) : sstable_refs{};
+            if (sstables_only && ssts.empty()) {
+                continue;  // no source may hold it
+            }
+            if (ssts.size() != 1) {
+                out[i] = co_await read_whole<std::optional<mutation>>(
+                    single_partition_reader(*this, permit, keys[i], forward_slice, bypass), _schema);
+                continue;
+            }
+            auto it = std::find_if(kept.begin(), kept.end(), [&](auto& e) { return e.first == ssts.front().get(); });
+            if (it == kept.end()) {
+                auto r = sstables::make_sstable_reader(ssts.front(), _schema, permit,
+                                                       {.range = range, .slice = forward_slice, .bypass = bypass});
+                kept.emplace_back(ssts.front().get(), std::move(r));
+                it = kept.end() - 1;
+            } else {
+                co_await it->second.fast_forward_to(range);
+            }
+            out[i] = co_await read_partition(it->second, _schema);
+        }
+    } catch (...) {
+        ex = std::current_exception();
+    }
+    for (auto& e : kept) {
+        co_await e.second.close();
+    }
+    if (ex) {
+        std::rethrow_exception(ex);
     }
     co_return out;
 }

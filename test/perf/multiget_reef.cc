@@ -3,9 +3,9 @@
 // disjoint key bounds (--reef-flat: the flushed sstables as they are, each spanning the ring), read through the shard's
 // caches at RocksDB's block cache size. get: table::make_reader of the key's singular range (the path a
 // single-partition query takes) into a mutation; multiget_loop: table::multi_get_unbatched of the whole batch (one
-// call, a single-partition read per key inside, as RocksDB's unbatched MultiGet); multiget: table::multi_get of the
-// whole batch. Both take the batch's keys in ring order, distinct. With --reef-stride-order ring, a
-// strided batch's keys are `stride` apart in ring order (tokens) rather than in key order.
+// call, a single-partition read per key inside, sstable readers kept for the call, as RocksDB's unbatched MultiGet);
+// multiget: table::multi_get of the whole batch. Both take the batch's keys in ring order, distinct. With
+// --reef-stride-order ring, a strided batch's keys are `stride` apart in ring order (tokens) rather than in key order.
 #include "test/perf/multiget_workload.hh"
 #include "test/perf/perf_util.hh"
 

@@ -193,6 +193,35 @@ REEF_TEST_CASE(multi_get_refuses_unsorted_keys) {
     co_await t.stop();
 }
 
+// No row cache and empty memtables: multi_get_unbatched reads a key whose one source is an sstable it already read
+// in the batch by forwarding that sstable's reader. Keys in the first sstable only, in the second only, in both
+// (read the ordinary way) and in neither, in one batch, against the model, in both orders, with random slices.
+REEF_TEST_CASE(multi_get_unbatched_forwards_kept_readers) {
+    uint64_t seed = pick_seed();
+    BOOST_TEST_MESSAGE("seed " << seed << " (set REEF_SEED to repeat)");
+    for (auto s : random_test_schemas()) {
+        mutation_generator g(s, seed);
+        tmpdir dir;
+        table t(s, table_config{.directory = dir.path() + "/ks/t", .enable_cache = false});
+        co_await t.start();
+        mutation_model model;
+        // Keys 0..29, flushed, then 20..49, flushed: 20..29 are in both sstables, 50..70 in none.
+        for (int round = 0; round < 2; ++round) {
+            for (int k = round * 20; k < round * 20 + 30; ++k) {
+                auto m = with_typed_values(s, g.make(pkey(k), 6));
+                t.apply(m);
+                apply_to_model(model, m);
+            }
+            co_await t.flush();
+        }
+        BOOST_REQUIRE_EQUAL(t.sstable_count(), 2u);
+        for (int b = 0; b < 20; ++b) {
+            co_await check_batch(t, model, g, "two sstables, no cache");
+        }
+        co_await t.stop();
+    }
+}
+
 namespace {
 
 mutation int_row(const schema_ptr& s, int k, int v) {

@@ -232,7 +232,10 @@ future<std::vector<std::optional<mutation>>> table::multi_get_unbatched(reader_p
                     single_partition_reader(*this, permit, keys[i], forward_slice, bypass), _schema);
                 continue;
             }
-            auto it = std::find_if(kept.begin(), kept.end(), [&](auto& e) { return e.first == ssts.front().get(); });
+            // Reused only under the table's schema now (an ALTER TABLE may have come between two keys).
+            auto it = std::find_if(kept.begin(), kept.end(), [&](auto& e) {
+                return e.first == ssts.front().get() && e.second.schema() == _schema;
+            });
             if (it == kept.end()) {
                 auto r = sstables::make_sstable_reader(ssts.front(), _schema, permit,
                                                        {.range = range, .slice = forward_slice, .bypass = bypass});

@@ -436,9 +436,13 @@ table::sstable_refs table::sstables_for(const dht::partition_range& range) const
 }
 
 mutation_reader table::make_reader(reader_permit permit, read_options opts) {
-    bool use_cache = _cache && opts.bypass == bypass_cache::no && !_sstables.empty();
     // Read directly: only the sstables that may hold the range.
-    auto ssts = use_cache ? sstable_refs{} : sstables_for(opts.range);
+    auto ssts = reads_cache(opts.bypass) ? sstable_refs{} : sstables_for(opts.range);
+    return make_reader(std::move(permit), std::move(opts), std::move(ssts));
+}
+
+mutation_reader table::make_reader(reader_permit permit, read_options opts, sstable_refs ssts) {
+    bool use_cache = reads_cache(opts.bypass);
     // With one source the combined reader would only pass its stream through (and cost a merge step per
     // fragment): that source is read directly, in the read's own forwarding mode (opts.stats then counts nothing).
     // Empty memtables are no sources: the active one too, so a write applied during the read into a memtable

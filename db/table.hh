@@ -237,6 +237,12 @@ private:
     // Inline for a key's few sstables: a single-partition read allocates no list.
     using sstable_refs = utils::small_vector<sstables::shared_sstable, 4>;
     sstable_refs sstables_for(const dht::partition_range& range) const;
+    // Whether a read with `bypass` goes through the row cache (then it reads no sstable itself).
+    bool reads_cache(bypass_cache bypass) const noexcept {
+        return _cache && bypass == bypass_cache::no && !_sstables.empty();
+    }
+    // make_reader, given what sstables_for(opts.range) gave (unused when the read goes through the row cache).
+    mutation_reader make_reader(reader_permit permit, read_options opts, sstable_refs ssts);
     // Rebuilds _bounds_index after _sstables changed (in the same step, before any read can use the index).
     void index_sstables();
     // _bounds_index, for a read to select sstables through: a std::logic_error naming the table if it does not

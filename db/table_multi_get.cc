@@ -221,15 +221,22 @@ future<std::vector<std::optional<mutation>>> table::multi_get_unbatched(reader_p
     try {
         for (size_t i = 0; i < keys.size(); ++i) {
             auto range = dht::partition_range::singular(keys[i]);
-            bool sstables_only = !(_cache && bypass == bypass_cache::no && !_sstables.empty()) && _active->empty() &&
+            bool sstables_only = !reads_cache(bypass) && _active->empty() &&
                                  std::all_of(_sealed.begin(), _sealed.end(), [](auto& mt) { return mt->empty(); });
-            auto ssts = sstables_only ? sstables_for(range) : sstable_refs{};
-            if (sstables_only && ssts.empty()) {
-                continue;  // no source may hold it
-            }
-            if (ssts.size() != 1) {
+            if (!sstables_only) {
                 out[i] = co_await read_whole<std::optional<mutation>>(
                     single_partition_reader(*this, permit, keys[i], forward_slice, bypass), _schema);
+                continue;
+            }
+            auto ssts = sstables_for(range);
+            if (ssts.empty()) {
+                continue;  // no source may hold it
+            }
+            if (ssts.size() > 1) {
+                // make_reader's merge of them, the filters not probed again.
+                auto r = make_reader(permit, {.range = range, .slice = forward_slice, .bypass = bypass},
+                                     std::move(ssts));
+                out[i] = co_await read_whole<std::optional<mutation>>(std::move(r), _schema);
                 continue;
             }
             // Reused only under the table's schema now (an ALTER TABLE may have come between two keys).

@@ -152,20 +152,63 @@ future<uint64_t> index_reader::lower_bound(const dht::ring_position& p) {
 }
 
 future<data_range> index_reader::range(const dht::partition_range& pr) {
-    if (pr.is_singular() && pr.start()->inclusive && pr.end()->inclusive) {
-        // One key (a single-partition read): its entry, compared in place, and where the next partition starts.
-        auto& k = *pr.start()->position.key();
-        auto e = co_await first_entry_not_before(k);
-        if (!e) {
+    if (!(pr.is_singular() && pr.start()->inclusive && pr.end()->inclusive)) {
+        return ranged(pr);
+    }
+    // One key (a single-partition read): its entry, compared in place, and where the next partition starts.
+    auto& k = *pr.start()->position.key();
+    if (_summary.points.empty()) {
+        return make_ready_future<data_range>(data_range{_summary.data_length, _summary.data_length});
+    }
+    // The last page whose first key is not after k holds k's entry if any, or the first entry after k is the next
+    // page's first.
+    size_t not_after = _summary.points_not_after(k);
+    size_t i = not_after == 0 ? 0 : not_after - 1;
+    auto first = page(i);
+    if (first.available()) {
+        // Not a coroutine while the page is cached and holds the entry after k's too: no frame made.
+        try {
+            auto pg = first.await_resume();
+            size_t at = entry_lower_bound(*pg, k);
+            if (at != pg->size()) {
+                uint64_t start = pg->data_position(at);
+                if (pg->compare(at, k) != 0) {
+                    return make_ready_future<data_range>(data_range{start, start});
+                }
+                if (at + 1 < pg->size()) {
+                    return make_ready_future<data_range>(data_range{start, std::max(start, pg->data_position(at + 1))});
+                }
+            }
+            first = make_ready_future<index_page_cache::entry_ptr>(std::move(pg));
+        } catch (...) {
+            return make_exception_future<data_range>(std::current_exception());
+        }
+    }
+    return singular_range(k, i, std::move(first));
+}
+
+future<data_range> index_reader::singular_range(const dht::decorated_key& k, size_t i,
+                                                future<index_page_cache::entry_ptr> first) {
+    auto pg = co_await std::move(first);
+    for (;;) {
+        size_t at = entry_lower_bound(*pg, k);
+        if (at != pg->size()) {
+            entry_ref e{std::move(pg), at};
+            uint64_t start = e.data_position();
+            if (!e.is(k)) {
+                co_return data_range{start, start};
+            }
+            uint64_t end = co_await next_position(e);
+            co_return data_range{start, std::max(start, end)};
+        }
+        if (++i == _summary.points.size()) {
             co_return data_range{_summary.data_length, _summary.data_length};
         }
-        uint64_t start = e->data_position();
-        if (!e->is(k)) {
-            co_return data_range{start, start};
-        }
-        uint64_t end = co_await next_position(*e);
-        co_return data_range{start, std::max(start, end)};
+        pg = co_await page(i);
     }
+}
+
+future<data_range> index_reader::ranged(const dht::partition_range& pr) {
     std::function<bool(const dht::decorated_key&)> before = [&](const dht::decorated_key& k) { return pr.before(k); };
     std::function<bool(const dht::decorated_key&)> not_after = [&](const dht::decorated_key& k) { return !pr.after(k); };
     // An unbounded side needs no lookup (the first partition starts Data.db, the last one ends it): a full scan

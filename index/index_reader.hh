@@ -105,6 +105,10 @@ private:
     future<std::optional<entry_ref>> first_entry_not(std::function<bool(const dht::decorated_key&)> skip);
     // The first entry not before k, compared in place (no key decorated): first_entry_not(before k).
     future<std::optional<entry_ref>> first_entry_not_before(const dht::decorated_key& k);
+    // range() of k's singular range, from summary page i on, that page coming from `first`.
+    future<data_range> singular_range(const dht::decorated_key& k, size_t i, future<index_page_cache::entry_ptr> first);
+    // range() of a range that is not one key.
+    future<data_range> ranged(const dht::partition_range& pr);
 
     const index_summary& _summary;
     cache::read_caches<partition_index_page>& _caches;

@@ -47,9 +47,10 @@ future<> mutation_reader::next_partition() {
 }
 
 future<> mutation_reader::fast_forward_to(const dht::partition_range& pr) {
+    // Not a coroutine: a reader that forwards without waiting makes no frame here either.
     _impl->clear_buffer();
     _impl->_end_of_stream = false;
-    co_await _impl->fast_forward_to(pr);
+    return _impl->fast_forward_to(pr);
 }
 
 future<> mutation_reader::fast_forward_to(position_range pr) {

@@ -190,42 +190,21 @@ public:
         _reads.for_each(abandon);
     }
 
+    // Not a coroutine: a read already done (a memory-backed file's, or one read ahead) comes back as a ready
+    // future, with no frame made for it.
     future<temporary_buffer> get() override {
-        if (_pos >= _end) {
-            co_return temporary_buffer();
+        try {
+            if (_pos >= _end) {
+                return make_ready_future<temporary_buffer>();
+            }
+            issue_reads();
+            if (!_reads.front()->done) {
+                return wait_and_take();
+            }
+            return make_ready_future<temporary_buffer>(take_front());
+        } catch (...) {
+            return make_exception_future<temporary_buffer>(std::current_exception());
         }
-        issue_reads();
-        pending_read* r = _reads.front();
-        if (!r->done) {
-            ++engine().io().reads_blocked;
-            co_await read_awaiter{*r};
-        }
-        _reads.pop_front();
-        std::unique_ptr<pending_read> owned(r);
-        count_bytes(*r);
-        if (r->result < 0) {
-            throw std::system_error(int(-r->result), std::system_category(),
-                                    fmt::format("read {} at offset {} ({} bytes)", _file.path(), r->pos, r->len));
-        }
-        auto buf = std::move(r->buf);
-        buf.trim(size_t(r->result));
-        // This buffer covers [r->pos, r->pos + result); hand out from _pos.
-        uint64_t skip_front = _pos - r->pos;
-        if (skip_front >= buf.size()) {
-            // The file ended before the range did.
-            _pos = _end;
-            drop_reads();
-            co_return temporary_buffer();
-        }
-        buf.trim_front(skip_front);
-        buf.trim(std::min<uint64_t>(buf.size(), _end - _pos));
-        _pos += buf.size();
-        if (size_t(r->result) < r->len && _pos < _end) {
-            // Short read: end of file inside our range.
-            _end = _pos;
-            drop_reads();
-        }
-        co_return buf;
     }
 
     future<temporary_buffer> skip(uint64_t n) override {
@@ -249,7 +228,16 @@ public:
     }
 
     future<> close() override {
-        // The kernel may still write into read-ahead buffers: wait for them.
+        if (_reads.empty()) {
+            _pos = _end;
+            return make_ready_future<>();  // nothing in flight: no frame
+        }
+        return close_reads();
+    }
+
+private:
+    // The kernel may still write into read-ahead buffers: waits for them.
+    future<> close_reads() {
         while (!_reads.empty()) {
             pending_read* r = _reads.front();
             if (!r->done) {
@@ -263,7 +251,43 @@ public:
         _pos = _end;
     }
 
-private:
+    future<temporary_buffer> wait_and_take() {
+        ++engine().io().reads_blocked;
+        co_await read_awaiter{*_reads.front()};
+        co_return take_front();
+    }
+
+    // The first read, done: its bytes from _pos on (empty when the file ended before the range did).
+    temporary_buffer take_front() {
+        pending_read* r = _reads.front();
+        _reads.pop_front();
+        std::unique_ptr<pending_read> owned(r);
+        count_bytes(*r);
+        if (r->result < 0) {
+            throw std::system_error(int(-r->result), std::system_category(),
+                                    fmt::format("read {} at offset {} ({} bytes)", _file.path(), r->pos, r->len));
+        }
+        auto buf = std::move(r->buf);
+        buf.trim(size_t(r->result));
+        // This buffer covers [r->pos, r->pos + result); hand out from _pos.
+        uint64_t skip_front = _pos - r->pos;
+        if (skip_front >= buf.size()) {
+            // The file ended before the range did.
+            _pos = _end;
+            drop_reads();
+            return temporary_buffer();
+        }
+        buf.trim_front(skip_front);
+        buf.trim(std::min<uint64_t>(buf.size(), _end - _pos));
+        _pos += buf.size();
+        if (size_t(r->result) < r->len && _pos < _end) {
+            // Short read: end of file inside our range.
+            _end = _pos;
+            drop_reads();
+        }
+        return buf;
+    }
+
     void issue_reads() {
         // Growing reads are not read ahead, and neither is the first full-size read after them (issued when the
         // last growing one is consumed): a short read (a row, or a promoted index block of up to half buffer_size)

@@ -187,17 +187,21 @@ public:
         co_return;
     }
 
+    // Not a coroutine: with nothing in flight to wait for, no frame is made.
     future<> fast_forward_to(const dht::partition_range& pr) override {
         if (_located_mode) {
-            throw std::logic_error("fast_forward_to(partition_range) on a reader of located partitions");
+            return make_exception_future<>(
+                std::logic_error("fast_forward_to(partition_range) on a reader of located partitions"));
         }
-        co_await close_range();
+        // The source the range had is closed (or waited for) by itself: none of what is reset here is its.
+        auto closed = close_range();
         _partition = partition_state::outside;
         _lookup.reset();
         _cursor.reset();
         _filter.reset();
         _range = pr;
         _range_done = false;
+        return closed;
     }
 
     future<> fast_forward_to(position_range pr) override {
@@ -213,15 +217,13 @@ public:
     }
 
     future<> close() noexcept override {
-        try {
-            co_await close_range();
-        } catch (...) {
+        if (!_read && !_caches.bypassing()) {
+            // Nothing open (a read that ended, or never started): nothing to wait for, and no frame made.
+            _consumer.buffer().clear();
+            _hold.release();
+            return make_ready_future<>();
         }
-        try {
-            co_await _caches.close();
-        } catch (...) {
-        }
-        _hold.release();
+        return close_all();
     }
 
 private:
@@ -236,41 +238,66 @@ private:
         return _partition == partition_state::reading || _partition == partition_state::past_slice;
     }
 
-    // Starts reading _range's byte range of Data.db, or marks the range done when it holds nothing.
+    future<> close_all() noexcept {
+        try {
+            co_await close_range();
+        } catch (...) {
+        }
+        try {
+            co_await _caches.close();
+        } catch (...) {
+        }
+        _hold.release();
+    }
+
+    // Starts reading _range's byte range of Data.db, or marks the range done when it holds nothing. Not a
+    // coroutine: with the filter, the index page and Data.db's bytes at hand, it makes no frame (nor do the
+    // index_reader and the data sources under it).
     future<> open_range() {
-        index::data_range dr;
         if (_located_mode) {
             if (_next_located == _located.size()) {
                 _range_done = true;  // no partitions were located
-                co_return;
+                return make_ready_future<>();
             }
             // The batch probed the filter and found the entry: the range is the next located partition.
             _loc = &_located[_next_located++];
             _range = dht::partition_range::singular(_loc->entry.key());
-            dr = _loc->range;
-        } else {
-            if (_range.is_singular()) {
-                auto& key = _range.start()->position.key()->key();
-                if (!_sstable.components->filter.is_present(key.bytes())) {
-                    _range_done = true;
-                    co_return;
-                }
-            }
-            _permit.check_timeout(_sstable.index_path);
-            dr = co_await _index.range(_range);
+            return open_data_range(_loc->range);
         }
+        if (_range.is_singular()) {
+            auto& key = _range.start()->position.key()->key();
+            if (!_sstable.components->filter.is_present(key.bytes())) {
+                _range_done = true;
+                return make_ready_future<>();
+            }
+        }
+        _permit.check_timeout(_sstable.index_path);
+        auto dr = _index.range(_range);
+        if (!dr.available()) {
+            return open_data_range_later(std::move(dr));
+        }
+        return open_data_range(dr.await_resume());
+    }
+    future<> open_data_range_later(future<index::data_range> dr) { co_await open_data_range(co_await std::move(dr)); }
+
+    // open_range() once the index has given the range's bytes in Data.db.
+    future<> open_data_range(index::data_range dr) {
         if (dr.start >= dr.end) {
             _range_done = true;
-            co_return;
+            return make_ready_future<>();
         }
         _range_end = dr.end;
         if ((_forwarding || !_full_slice) && _sstable.header->static_columns.empty()) {
-            bool started = co_await start_from_index(dr.start);
-            if (started) {
-                co_return;
-            }
+            return start_from_index_or_read(dr.start);
         }
         start_read(dr.start, mx_parser::start_at::partition);
+        return make_ready_future<>();
+    }
+    future<> start_from_index_or_read(uint64_t position) {
+        bool started = co_await start_from_index(position);
+        if (!started) {
+            start_read(position, mx_parser::start_at::partition);
+        }
     }
 
     // A read that skips inside partitions, in a table without static columns (so a partition's header is its key
@@ -359,17 +386,25 @@ private:
         _read->expect_partition_end = false;
     }
 
+    // Not a coroutine: a source with nothing in flight closes at once, and no frame is made.
     future<> close_range() {
         _consumer.buffer().clear();
         if (!_read) {
-            co_return;
+            return make_ready_future<>();
         }
         auto src = std::move(_read->src);
         _read.reset();
-        if (src) {
-            co_await src.close();
+        if (!src) {
+            return make_ready_future<>();
         }
+        auto closed = src.close();
+        if (closed.available()) {
+            return closed;
+        }
+        return close_later(std::move(src), std::move(closed));
     }
+    // Waits for src's close, keeping src alive until it is done.
+    static future<> close_later(data_source src, future<> closed) { co_await std::move(closed); }
 
     // Tells the consumer which rows the parser may pass over unread: those the filter would drop. A partition being
     // left keeps none. Otherwise rows before the filter's next range (the walker never goes back, so a row before it
@@ -395,26 +430,31 @@ private:
                             how);
     }
 
-    // One parser step, feeding it what it asks for.
+    // One parser step, feeding it what it asks for. Not a coroutine: a step that needs no bytes, or whose bytes the
+    // source has ready, makes no frame.
     future<> parse() {
         set_row_skip();
         auto step = _read->parser->run();
         switch (step.what) {
-        case parse_step::kind::need_more_data: {
-            auto b = co_await _read->src.get();
-            set_buffer(std::move(b), _read->src_next);
-            break;
-        }
+        case parse_step::kind::need_more_data: return feed_from(_read->src.get(), _read->src_next);
         case parse_step::kind::skip: {
             uint64_t at = _read->src_next + step.bytes;
-            auto b = co_await _read->src.skip(step.bytes);
-            set_buffer(std::move(b), at);
-            break;
+            return feed_from(_read->src.skip(step.bytes), at);
         }
         case parse_step::kind::consumer_full: break;
         case parse_step::kind::done: _read->parser_done = true; break;
         }
+        return make_ready_future<>();
     }
+    // Feeds the parser the buffer b gives, which starts at Data.db offset at.
+    future<> feed_from(future<temporary_buffer> b, uint64_t at) {
+        if (!b.available()) {
+            return feed_later(std::move(b), at);
+        }
+        set_buffer(b.await_resume(), at);
+        return make_ready_future<>();
+    }
+    future<> feed_later(future<temporary_buffer> b, uint64_t at) { set_buffer(co_await std::move(b), at); }
 
     // b, from the source, starts at stream offset at: the parser's next buffer.
     void set_buffer(temporary_buffer b, uint64_t at) {

@@ -238,6 +238,7 @@ private:
         return _partition == partition_state::reading || _partition == partition_state::past_slice;
     }
 
+    // close() with something open: the Data.db source (its reads in flight), then the private caches.
     future<> close_all() noexcept {
         try {
             co_await close_range();

@@ -193,15 +193,15 @@ public:
             return make_exception_future<>(
                 std::logic_error("fast_forward_to(partition_range) on a reader of located partitions"));
         }
-        // The source the range had is closed (or waited for) by itself: none of what is reset here is its.
-        auto closed = close_range();
+        // Reset before the old range's source is closed, which touches none of it: what throws here (the copy of
+        // pr) leaves no close future dropped.
         _partition = partition_state::outside;
         _lookup.reset();
         _cursor.reset();
         _filter.reset();
         _range = pr;
         _range_done = false;
-        return closed;
+        return close_range();
     }
 
     future<> fast_forward_to(position_range pr) override {
@@ -279,7 +279,10 @@ private:
         }
         return open_data_range(dr.await_resume());
     }
-    future<> open_data_range_later(future<index::data_range> dr) { co_await open_data_range(co_await std::move(dr)); }
+    future<> open_data_range_later(future<index::data_range> dr) {
+        auto range = co_await std::move(dr);  // named first: an aggregate inside co_await (coroutine rule 2)
+        co_await open_data_range(range);
+    }
 
     // open_range() once the index has given the range's bytes in Data.db.
     future<> open_data_range(index::data_range dr) {

@@ -6,6 +6,7 @@
 #include "mutation/token.hh"
 #include "utils/vint.hh"
 
+#include <algorithm>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -82,6 +83,21 @@ struct partition_index_page {
             return c < 0 ? std::strong_ordering::less : std::strong_ordering::greater;
         }
         return a.size() <=> b.size();
+    }
+    // The first entry of [from, size()) whose token's high half is not below k's: where k's entry is, or close
+    // before it on a tie of high halves. Reads only token_high.
+    size_t token_lower_bound(const dht::decorated_key& k, size_t from = 0) const noexcept {
+        auto h = token_high_of(k.get_token());
+        return size_t(std::lower_bound(token_high.begin() + from, token_high.end(), h) - token_high.begin());
+    }
+    // Asks the CPU for the bytes a lookup of entry i reads: its key (a compare on a tie), its Data.db position and
+    // the next entry's (where the partition ends).
+    void prefetch_entry(size_t i) const noexcept {
+        if (i < size()) {
+            const char* at = bytes.data() + entry_offsets[i];
+            __builtin_prefetch(at);
+            __builtin_prefetch(at + 48);
+        }
     }
     // Entry i's key, decorated (a copy).
     dht::decorated_key key(size_t i) const { return dht::decorated_key(token_of(i), partition_key(key_bytes(i))); }

@@ -28,7 +28,7 @@ void index_entry::unpin() noexcept {
 void index_entry::on_evict() noexcept {
     ++owner->_stats.evictions;
     ++owner->_tracker.index_stats().evictions;
-    owner->_entries.erase(key);
+    owner->erase(key);
     // The page's destructor may release file pages: they only join the LRU
     // while this eviction runs.
     delete this;
@@ -100,8 +100,13 @@ void index_cache_base::loaded(detail::index_entry& e, size_t page_memory, std::e
     }
 }
 
+void index_cache_base::erase(uint64_t key) noexcept {
+    _slots[key] = nullptr;
+    --_count;
+}
+
 void index_cache_base::detach(detail::index_entry* e) noexcept {
-    _entries.erase(e->key);
+    erase(e->key);
     e->owner = nullptr;
     _tracker.lru().unlink(*e);
     _tracker.lru().discharge(*e);
@@ -111,9 +116,12 @@ void index_cache_base::detach(detail::index_entry* e) noexcept {
 }
 
 void index_cache_base::invalidate() noexcept {
-    while (!_entries.empty()) {
-        detach(_entries.begin()->second);
+    for (auto* e : _slots) {
+        if (e) {
+            detach(e);
+        }
     }
+    _slots.clear();
 }
 
 } // namespace reef::cache

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
-#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace reef::cache {
 
@@ -53,8 +53,8 @@ public:
     cache_tracker& tracker() noexcept { return _tracker; }
     const index_cache_stats& stats() const noexcept { return _stats; }
     // Entries in memory or loading.
-    size_t entries() const noexcept { return _entries.size(); }
-    bool contains(uint64_t key) const noexcept { return _entries.count(key); }
+    size_t entries() const noexcept { return _count; }
+    bool contains(uint64_t key) const noexcept { return find(key); }
     // Forgets every entry now: unpinned ones are freed, pinned ones when
     // released. Loads in flight complete for their waiters only.
     void invalidate() noexcept;
@@ -76,8 +76,14 @@ private:
     void detach(detail::index_entry* e) noexcept;
     void count(lookup how) noexcept;
 
+    detail::index_entry* find(uint64_t key) const noexcept { return key < _slots.size() ? _slots[key] : nullptr; }
+    void erase(uint64_t key) noexcept;
+
     cache_tracker& _tracker;
-    std::unordered_map<uint64_t, detail::index_entry*> _entries;
+    // The entry of each key, or null: summary indexes are small and dense, so a slot per index up to the largest
+    // asked for (8 bytes a summary entry at most) finds an entry in one load, where a hash map chased two pointers.
+    std::vector<detail::index_entry*> _slots;
+    size_t _count = 0;
     index_cache_stats _stats;
 };
 
@@ -89,10 +95,10 @@ struct page_memory_usage {
     }
 };
 
-// Keys are summary indexes (any uint64_t). An entry_ptr pins its entry:
-// while one lives the entry is off the LRU and its page stays valid, even
-// after eviction of everything else, invalidation or the cache's
-// destruction. The tracker must outlive the cache, and the cache the
+// Keys are summary indexes (small: a cache keeps a slot for each key up to
+// the largest). An entry_ptr pins its entry: while one lives the entry is
+// off the LRU and its page stays valid, even after eviction of everything
+// else, invalidation or the cache's destruction. The tracker must outlive the cache, and the cache the
 // get_or_load calls in progress on it (their loaders run in the caller's
 // coroutine; a lookup waiting for another's load holds only the entry).
 template <typename Page, typename Sizer = page_memory_usage>
@@ -184,18 +190,17 @@ private:
 template <typename Make>
 std::pair<detail::index_entry*, index_cache_base::lookup> index_cache_base::find_or_insert(uint64_t key,
                                                                                          size_t entry_size, Make make) {
-    if (auto it = _entries.find(key); it != _entries.end()) {
-        auto how = it->second->ready ? lookup::hit : lookup::block;
+    if (auto* e = find(key)) {
+        auto how = e->ready ? lookup::hit : lookup::block;
         count(how);
-        return {it->second, how};
+        return {e, how};
+    }
+    if (key >= _slots.size()) {
+        _slots.resize(key + 1);  // throws before anything is made
     }
     detail::index_entry* e = make();
-    try {
-        _entries.emplace(key, e);
-    } catch (...) {
-        delete e;
-        throw;
-    }
+    _slots[key] = e;
+    ++_count;
     count(lookup::miss);
     _tracker.lru().charge(*e, entry_overhead(entry_size));
     return {e, lookup::miss};

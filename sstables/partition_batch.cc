@@ -149,7 +149,7 @@ future<located_batch> locate_admitted(const sstable& sst, std::span<const dht::d
     for (size_t i = 0; i < found.size(); ++i) {
         if (found[i]) {
             out.keys[kept++] = out.keys[i];
-            out.partitions.push_back(located_partition{std::move(found[i]->ref), found[i]->range, {}});
+            out.partitions.push_back(located_partition{lookup[i], std::move(found[i]->ref), found[i]->range, {}});
         }
     }
     out.keys.resize(kept);

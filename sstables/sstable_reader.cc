@@ -262,7 +262,7 @@ private:
             }
             // The batch probed the filter and found the entry: the range is the next located partition.
             _loc = &_located[_next_located++];
-            _range = dht::partition_range::singular(_loc->entry.key());
+            _range = dht::partition_range::singular(_loc->key);
             return open_data_range(_loc->range);
         }
         if (_range.is_singular()) {

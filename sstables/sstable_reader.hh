@@ -74,8 +74,10 @@ struct sstable_read_handles {
 mutation_reader make_sstable_reader(schema_ptr s, sstable_read_handles h, reader_permit permit, read_options opts);
 
 // One partition of a batch of single-partition reads, found before its reader runs (sstables/partition_batch.hh):
-// its Index.db entry (page pinned), its bytes in Data.db, and (not empty) exactly those bytes, read already.
+// its key (the batch's: not decoded and hashed again from the entry), its Index.db entry (page pinned), its bytes
+// in Data.db, and (not empty) exactly those bytes, read already.
 struct located_partition {
+    dht::decorated_key key;
     index::entry_ref entry;
     index::data_range range;
     temporary_buffer bytes;

@@ -1,5 +1,5 @@
-// tmpdir: a scratch directory on a real disk (/var/tmp, so O_DIRECT is honoured),
-// removed with everything in it when the object goes away.
+// tmpdir: a scratch directory, on a real disk unless asked otherwise (/var/tmp, so O_DIRECT
+// is honoured), removed with everything in it when the object goes away.
 #pragma once
 
 #include <cstdlib>
@@ -11,8 +11,9 @@ namespace reef::testing {
 
 class tmpdir {
 public:
-    tmpdir() {
-        std::string tmpl = "/var/tmp/reef-test-XXXXXX";
+    // under: the directory it is made in (/dev/shm: a test of reads from memory).
+    explicit tmpdir(const std::string& under = "/var/tmp") {
+        std::string tmpl = under + "/reef-test-XXXXXX";
         if (!::mkdtemp(tmpl.data())) {
             throw std::runtime_error("mkdtemp " + tmpl + " failed");
         }

@@ -26,8 +26,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
-#include <filesystem>
-#include <unistd.h>
 
 using namespace reef;
 using namespace reef::sstables;
@@ -45,23 +43,6 @@ std::string tokens_of(const std::vector<mutation>& ms) {
 
 } // namespace
 
-// A scratch directory under `under` (test/lib's tmpdir is always on /var/tmp), removed with what it holds.
-class scratch_dir {
-public:
-    explicit scratch_dir(const std::string& under) : _path(under + "/reef-reader-test-" + std::to_string(::getpid())) {
-        std::filesystem::create_directories(_path);
-    }
-    scratch_dir(const scratch_dir&) = delete;
-    ~scratch_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(_path, ec);
-    }
-    const std::string& path() const noexcept { return _path; }
-
-private:
-    std::string _path;
-};
-
 // Random sstables under `under`, read by random ranges and slices, against the memtable they were written from.
 // in_memory: `under` is tmpfs, where no read may wait (each is done at once, and comes back as a ready future).
 future<> check_matches_memtable_reader(std::string under, bool in_memory) {
@@ -72,7 +53,7 @@ future<> check_matches_memtable_reader(std::string under, bool in_memory) {
 #else
     constexpr int cases = 12;
 #endif
-    scratch_dir dir(under);
+    tmpdir dir(under);
     auto blocked = engine().io().reads_blocked;
     int generation = 0;
     size_t reads = 0, singular = 0, filtered = 0;

@@ -116,8 +116,9 @@ void index_cache_base::detach(detail::index_entry* e) noexcept {
 }
 
 void index_cache_base::invalidate() noexcept {
-    for (auto* e : _slots) {
-        if (e) {
+    // By index: nothing here may add an entry, but a freed page's destructor runs inside this loop.
+    for (size_t key = 0; key < _slots.size(); ++key) {
+        if (auto* e = _slots[key]) {
             detach(e);
         }
     }

@@ -98,9 +98,10 @@ struct page_memory_usage {
 // Keys are summary indexes (small: a cache keeps a slot for each key up to
 // the largest). An entry_ptr pins its entry: while one lives the entry is
 // off the LRU and its page stays valid, even after eviction of everything
-// else, invalidation or the cache's destruction. The tracker must outlive the cache, and the cache the
-// get_or_load calls in progress on it (their loaders run in the caller's
-// coroutine; a lookup waiting for another's load holds only the entry).
+// else, invalidation or the cache's destruction. The tracker must outlive
+// the cache, and the cache the get_or_load calls in progress on it (their
+// loaders run in the caller's coroutine; a lookup waiting for another's
+// load holds only the entry).
 template <typename Page, typename Sizer = page_memory_usage>
 class partition_index_cache : public index_cache_base {
     struct entry final : detail::index_entry {

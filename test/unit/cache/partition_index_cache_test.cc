@@ -249,6 +249,50 @@ REEF_TEST_CASE(test_one_load_for_concurrent_lookups) {
     BOOST_CHECK(plain->body == body_of(8));
 }
 
+// Keys far apart and far from 0 (slots up to the largest), invalidated with one entry pinned and one loading:
+// the pinned page stays valid, the load completes for its waiter only, and every key loads again afterwards.
+REEF_TEST_CASE(test_invalidate_with_pinned_and_loading_entries) {
+    cache_tracker tracker(1 << 20);
+    test_cache c(tracker);
+    const std::vector<uint64_t> keys = {5000, 3, 0, 977, 4999};
+    for (auto k : keys) {
+        (void)co_await c.get_or_load(k, [k] { return test_page{k, body_of(k)}; });
+    }
+    BOOST_CHECK_EQUAL(c.entries(), keys.size());
+    for (auto k : keys) {
+        BOOST_CHECK(c.contains(k));
+    }
+    BOOST_CHECK(!c.contains(1) && !c.contains(4998) && !c.contains(5001) && !c.contains(uint64_t(1) << 40));
+    auto pinned = co_await c.get_or_load(977, [] { return test_page{977, body_of(977)}; });
+    auto slow = [](uint64_t k) -> future<test_page> {
+        co_await sleep(std::chrono::milliseconds(2));
+        co_return test_page{k, body_of(k)};
+    };
+    auto loading = c.get_or_load(7000, [&] { return slow(7000); });
+    c.invalidate();
+    BOOST_CHECK_EQUAL(c.entries(), 0u);
+    for (auto k : keys) {
+        BOOST_CHECK(!c.contains(k));
+    }
+    BOOST_CHECK(!c.contains(7000));
+    BOOST_CHECK(pinned->body == body_of(977));
+    auto late = co_await std::move(loading);
+    BOOST_CHECK(late->body == body_of(7000));
+    BOOST_CHECK(!c.contains(7000));
+    auto misses = c.stats().misses;
+    for (auto k : keys) {
+        auto e = co_await c.get_or_load(k, [k] { return test_page{k, body_of(k)}; });
+        BOOST_CHECK(e->body == body_of(k));
+    }
+    BOOST_CHECK_EQUAL(c.stats().misses, misses + keys.size());
+    BOOST_CHECK_EQUAL(c.entries(), keys.size());
+    pinned = {};
+    late = {};
+    tracker.drop_caches();
+    BOOST_CHECK_EQUAL(c.entries(), 0u);
+    BOOST_CHECK_EQUAL(tracker.lru().memory_used(), 0u);
+}
+
 REEF_TEST_CASE(test_failed_load_reaches_every_waiter) {
     cache_tracker tracker(1 << 20);
     test_cache c(tracker);

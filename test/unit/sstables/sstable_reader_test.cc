@@ -26,6 +26,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <unistd.h>
 
 using namespace reef;
 using namespace reef::sstables;

@@ -111,6 +111,8 @@ future<uint64_t> index_reader::next_position(const entry_ref& e) {
 
 future<std::vector<std::optional<located_entry>>> index_reader::find_all(std::span<const dht::decorated_key> keys) {
     std::vector<std::optional<located_entry>> out(keys.size());
+    std::vector<size_t> at;  // the entries of one page's keys
+    at.reserve(keys.size());
     auto& pts = _summary.points;
     size_t k = 0;
     while (k < keys.size() && !pts.empty()) {
@@ -123,18 +125,11 @@ future<std::vector<std::optional<located_entry>>> index_reader::find_all(std::sp
             ++end;
         }
         auto pg = co_await page(i);
-        // The entries' bytes are mostly cold in the CPU's cache: fetched for all the page's keys at once (a search
-        // of the tokens' high halves finds where), before any is compared.
-        size_t e = 0;
+        // The page's keys found together (their entries' bytes are mostly cold in the CPU's cache).
+        find_entries(*pg, keys.subspan(k, end - k), at);
         for (size_t j = k; j < end; ++j) {
-            e = pg->token_lower_bound(keys[j], e);
-            pg->prefetch_entry(e);
-        }
-        // Then one pass: each key searched from where the previous one was found (keys ascend).
-        e = 0;
-        for (size_t j = k; j < end; ++j) {
-            e = entry_lower_bound(*pg, keys[j], e);
-            if (e == pg->size() || pg->compare(e, keys[j]) != 0) {
+            size_t e = at[j - k];
+            if (e == pg->size()) {
                 continue;
             }
             entry_ref ref{pg, e};

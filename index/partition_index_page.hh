@@ -155,4 +155,33 @@ inline size_t entry_lower_bound(const partition_index_page& page, const dht::dec
     return lo;
 }
 
+// Where each of keys (ascending, distinct) has its entry in page: out[j] is the entry's index, or page.size() when
+// the page has none. A batch's entries are fetched together: a search of the high halves finds each key's start and
+// prefetches its entry, then one pass compares. Every entry before a start has a smaller high half, and every one
+// before the previous key's entry a smaller key: the start is the key's entry or the one after it, unless the high
+// halves tie with a smaller key, the one case searched further.
+inline void find_entries(const partition_index_page& page, std::span<const dht::decorated_key> keys,
+                         std::vector<size_t>& out) {
+    out.clear();
+    size_t e = 0;
+    for (auto& k : keys) {
+        e = page.token_lower_bound(k, e);
+        out.push_back(e);
+        page.prefetch_entry(e);
+    }
+    auto compare_at = [&](size_t at, const dht::decorated_key& k) {
+        return at < page.size() ? page.compare(at, k) : std::strong_ordering::greater;
+    };
+    e = 0;
+    for (size_t j = 0; j < keys.size(); ++j) {
+        e = std::max(e, out[j]);
+        auto c = compare_at(e, keys[j]);
+        if (c < 0) {
+            e = entry_lower_bound(page, keys[j], e + 1);
+            c = compare_at(e, keys[j]);
+        }
+        out[j] = c == 0 ? e : page.size();
+    }
+}
+
 } // namespace reef::index

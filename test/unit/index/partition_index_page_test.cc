@@ -1,6 +1,7 @@
 // partition_index_page's in-place search: pages of random entries, parsed as Index.db stores them, searched for random
-// keys; compare() and entry_lower_bound() against the ring order of decorated keys. A partitioner of few tokens makes
-// the tokens' high halves and whole tokens tie often, where the search must fall back to the token, then the bytes.
+// keys and batches; compare(), entry_lower_bound() and find_entries() against the ring order of decorated keys. A
+// partitioner of few tokens makes the tokens' high halves and whole tokens tie often, where the search must fall back
+// to the token, then the bytes.
 #include "index/partition_index_page.hh"
 #include "sstables/index_pages.hh"
 #include "test/lib/reef_test.hh"
@@ -95,6 +96,21 @@ BOOST_AUTO_TEST_CASE(test_page_search_matches_ring_order) {
             size_t from = keys.empty() ? 0 : rng() % (keys.size() + 1);
             size_t want = std::lower_bound(keys.begin() + from, keys.end(), k) - keys.begin();
             BOOST_REQUIRE_EQUAL(index::entry_lower_bound(page, k, from), want);
+        }
+        // A batch (ascending, distinct), keys of the page and others, found together.
+        std::vector<dht::decorated_key> batch;
+        for (size_t q = rng() % 40; q > 0; --q) {
+            batch.push_back(!keys.empty() && rng() % 2 ? keys[rng() % keys.size()]
+                                                        : decorate(random_key(rng, murmur3), murmur3));
+        }
+        std::sort(batch.begin(), batch.end());
+        batch.erase(std::unique(batch.begin(), batch.end()), batch.end());
+        std::vector<size_t> at;
+        index::find_entries(page, batch, at);
+        BOOST_REQUIRE_EQUAL(at.size(), batch.size());
+        for (size_t j = 0; j < batch.size(); ++j) {
+            size_t want = std::find(keys.begin(), keys.end(), batch[j]) - keys.begin();
+            BOOST_REQUIRE_MESSAGE(at[j] == want, "seed " << seed << " round " << round << " batch key " << j);
         }
     }
     // The few-token partitioner made the search decide past the high halves, many times.

@@ -2,9 +2,10 @@
 // and RocksDB 7.8 in one run: 16-byte keys, 100-byte values, data in memory, batches of 1 to 32 keys at strides 0
 // (random), 16, 256 and 4096; µs per key for single gets, a multi-get loop without batching and the batched
 // multi-get, per engine; the found counts that prove both read the same keys; the targets (Reef's batching gain at
-// batch 32, stride 16, over a single get of a random key, at least RocksDB's; Reef at or below RocksDB in every cell). Strides are in each engine's key
-// order by default; --reef-stride-order ring puts Reef's in its ring order, where its partitions lie. Both engines
-// are loaded at once and take turns cell by cell, each cell measured --rounds times per engine (its median kept).
+// batch 32, stride 16, over a single get of a random key, at least RocksDB's; Reef at or below RocksDB in every
+// cell). Strides are in each engine's key order by default; --reef-stride-order ring puts Reef's in its ring order,
+// where its partitions lie. Both engines are loaded at once and take turns cell by cell, each cell measured --rounds
+// times per engine (its median kept).
 #include "test/perf/multiget_workload.hh"
 #include "test/perf/perf.hh"
 #include "test/perf/perf_counters.hh"
@@ -392,8 +393,8 @@ int perf_multiget_main(int argc, char** argv) {
     };
     for (bool cpu : {false, true}) {
         const char* basis = cpu ? "CPU" : "wall";
-        fmt::print("\nbatching gain by {} time (batched multiget µs/key over the µs/key of a single get of a random key, "
-                   "batch 1; lower is better; '-' without batch 1)\n", basis);
+        fmt::print("\nbatching gain by {} time (batched multiget µs/key over the µs/key of a single get of a random "
+                   "key, batch 1; lower is better; '-' without batch 1)\n", basis);
         for (auto stride : wl.strides) {
             for (auto& r : runs) {
                 fmt::print("{:>6} {:<8} {:<14}", stride, r.engine, "");

@@ -145,9 +145,9 @@ REEF_TEST_CASE(read_deadlines_end_reads_cleanly) {
                     BOOST_TEST((canonical_mutations(s, got.fragments, reversed) ==
                                 canonical_mutations(s, expected.fragments, reversed)));
                     BOOST_TEST((shape(got.fragments) == shape(expected.fragments)));
-                    if (!expected.fragments.empty() && !reversed) {
+                    if (!expected.fragments.empty() && !reversed && !range.is_singular()) {
                         // The permit's estimate and the Data.db buffer being parsed (the reversed reader's windows
-                        // are read and let go inside one fill).
+                        // are read and let go inside one fill, and so is a small partition's single read).
                         BOOST_TEST(got.memory_while_reading > 1000);
                     }
                     ++completed;

@@ -3,6 +3,7 @@
 #include "db/memtable_reader.hh"
 #include "db/table.hh"
 #include "runtime/when_all.hh"
+#include "sstables/located_mutations.hh"
 #include "sstables/shared_sstable_readers.hh"
 
 #include <algorithm>
@@ -155,7 +156,27 @@ future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>&
             continue;
         }
         auto which = std::move(located.keys);
-        auto r = located_reader(sst, _schema, permit, forward_slice, std::move(located.partitions));
+        auto partitions = std::move(located.partitions);
+        if (sstables::located_mutation_parser::serves(*sst, *_schema, forward_slice)) {
+            // The small partitions straight from their bytes into mutations; the others through the reader below.
+            permit.check_timeout(sst->read_handles().data_file);
+            sstables::located_mutation_parser parser(*sst, _schema);
+            size_t kept = 0;
+            for (size_t i = 0; i < partitions.size(); ++i) {
+                if (partitions[i].bytes.empty()) {
+                    which[kept] = which[i];
+                    partitions[kept++] = std::move(partitions[i]);
+                } else {
+                    apply_into(out[which[i]], parser.parse(partitions[i]));
+                }
+            }
+            which.resize(kept);
+            partitions.erase(partitions.begin() + ptrdiff_t(kept), partitions.end());
+            if (partitions.empty()) {
+                continue;
+            }
+        }
+        auto r = located_reader(sst, _schema, permit, forward_slice, std::move(partitions));
         mutation_partition_builder builder(_schema);
         size_t next = 0;
         std::exception_ptr ex;

@@ -313,9 +313,12 @@ future<std::vector<std::optional<mutation>>> table::multi_get_batch(reader_permi
 
     // The row cache first: its hits (data, or known absent) are the sstables' part of those keys.
     std::vector<std::optional<mutation>> out(keys.size());
-    std::vector<std::shared_ptr<memtable>> cached(keys.size());
+    std::vector<std::shared_ptr<memtable>> cached(cache ? keys.size() : 0);
     std::vector<size_t> misses;
-    if (cache) {
+    if (!cache && !ssts.empty()) {
+        // No cache: the sstables' part of every key, read straight into the result.
+        co_await read_sstables_batch(ssts, keys, forward_slice, permit, out, stats);
+    } else if (cache) {
         for (size_t i = 0; i < keys.size(); ++i) {
             auto r = cache->lookup(keys[i], forward_slice);
             if (r.hit) {
@@ -323,10 +326,6 @@ future<std::vector<std::optional<mutation>>> table::multi_get_batch(reader_permi
             } else {
                 misses.push_back(i);
             }
-        }
-    } else if (!ssts.empty()) {
-        for (size_t i = 0; i < keys.size(); ++i) {
-            misses.push_back(i);
         }
     }
     if (!misses.empty()) {
@@ -342,10 +341,6 @@ future<std::vector<std::optional<mutation>>> table::multi_get_batch(reader_permi
         co_await read_sstables_batch(ssts, misses.size() == keys.size() ? keys : miss_keys, forward_slice, permit,
                                      read, stats);
         for (size_t j = 0; j < misses.size(); ++j) {
-            if (!cache) {
-                out[misses[j]] = std::move(read[j]);
-                continue;
-            }
             // As the cache's reader populates a miss: shadowed data dropped, then into the cache if its phase
             // has not moved (else a private copy), and served from there.
             if (read[j]) {
@@ -355,7 +350,7 @@ future<std::vector<std::optional<mutation>>> table::multi_get_batch(reader_permi
         }
     }
     for (size_t i = 0; i < keys.size(); ++i) {
-        if (cached[i]) {
+        if (cache && cached[i]) {
             out[i] = co_await read_whole<std::optional<mutation>>(
                 memtable_partition_reader(cached[i], _schema, keys[i], forward_slice), _schema);
         }

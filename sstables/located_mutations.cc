@@ -19,7 +19,10 @@ located_mutation_parser::consumer::consumer(schema_ptr s, const sstable& sst, st
     // The token of the key checked equal to the located one is that key's (no second hash).
     : mx_fragment_consumer(std::move(s), *sst.header(), file, 1000,
                            [this](bytes_view) { return _expected->key.get_token(); }),
-      _file(file) {}
+      _file(file) {
+    // Rows built where the builder takes them: parse() drains only between fragments.
+    set_output(_parsed);
+}
 
 mx_consumer::proceed located_mutation_parser::consumer::consume_partition_start(bytes_view key, tombstone deletion,
                                                                                 uint64_t position,

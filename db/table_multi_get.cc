@@ -167,7 +167,7 @@ future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>&
                     which[kept] = which[i];
                     partitions[kept++] = std::move(partitions[i]);
                 } else {
-                    apply_into(out[which[i]], parser.parse(partitions[i]));
+                    parser.parse_into(partitions[i], out[which[i]]);
                 }
             }
             which.resize(kept);

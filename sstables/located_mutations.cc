@@ -44,12 +44,12 @@ mx_consumer::proceed located_mutation_parser::consumer::consume_partition_start(
 located_mutation_parser::located_mutation_parser(const sstable& sst, schema_ptr s)
     : _sst(sst), _file(sst.read_handles().data_file), _consumer(s, sst, _file), _builder(s) {}
 
-mutation located_mutation_parser::parse(const located_partition& p) {
+void located_mutation_parser::parse_into(const located_partition& p, std::optional<mutation>& into) {
     _consumer.expect(p);
     _consumer.buffer().clear();
     mx_parser parser(*_sst.header(), _file, _consumer, p.range.start, p.range.end, mx_parser::start_at::partition);
     parser.feed(std::as_bytes(std::span<const char>(p.bytes.get(), p.bytes.size())));
-    std::optional<mutation> out;
+    bool whole = false;
     bool fed_end = false;
     for (;;) {
         auto step = parser.run();
@@ -65,17 +65,21 @@ mutation located_mutation_parser::parse(const located_partition& p) {
         auto& parsed = _consumer.buffer();
         while (!parsed.empty()) {
             if (auto m = _builder.consume(parsed.take_front())) {
-                out = std::move(m);
+                whole = true;
+                if (into) {
+                    into->apply(*m);
+                } else {
+                    into = std::move(m);  // the one move of the mutation the builder made
+                }
             }
         }
         if (step.what == parse_step::kind::done) {
             break;
         }
     }
-    if (!out) {
+    if (!whole) {
         throw malformed_sstable_exception(_file, p.range.start, "no whole partition in the located bytes");
     }
-    return std::move(*out);
 }
 
 } // namespace reef::sstables

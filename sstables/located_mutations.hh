@@ -8,6 +8,7 @@
 #include "sstables/sstable.hh"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace reef::sstables {
@@ -22,9 +23,10 @@ public:
     located_mutation_parser(const sstable& sst, schema_ptr s);
 
     // The partition p locates, parsed from p.bytes (not empty): what make_located_sstable_reader gives for it, as a
-    // mutation. Throws malformed_sstable_exception naming Data.db and the offset when the bytes do not hold exactly
+    // mutation, put into `into` when that is empty, else merged into what it holds (the same key from another
+    // sstable). Throws malformed_sstable_exception naming Data.db and the offset when the bytes do not hold exactly
     // that one partition (another key, a second partition, a truncated one); the parser is not used after a throw.
-    mutation parse(const located_partition& p);
+    void parse_into(const located_partition& p, std::optional<mutation>& into);
 
 private:
     // The fragment consumer, told the located key: the Data.db key must be it, and its token is not computed again.

@@ -159,7 +159,9 @@ future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>&
         auto partitions = std::move(located.partitions);
         if (sstables::located_mutation_parser::serves(*sst, *_schema, forward_slice)) {
             // The small partitions straight from their bytes into mutations; the others through the reader below.
-            permit.check_timeout(sst->read_handles().data_file);
+            if (permit.timed_out()) {
+                permit.check_timeout(sst->read_handles().data_file);
+            }
             sstables::located_mutation_parser parser(*sst, _schema);
             size_t kept = 0;
             for (size_t i = 0; i < partitions.size(); ++i) {

@@ -5,6 +5,7 @@
 #include "sstables/mx_parser.hh"
 #include "sstables/schema_upgrade.hh"
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -20,7 +21,7 @@ located_mutation_parser::consumer::consumer(schema_ptr s, const sstable& sst, st
     : mx_fragment_consumer(std::move(s), *sst.header(), file, 1000,
                            [this](bytes_view) { return _expected->key.get_token(); }),
       _file(file) {
-    // Rows built where the builder takes them: parse() drains only between fragments.
+    // Rows built where the builder takes them: parse_into drains only between fragments.
     set_output(_parsed);
 }
 
@@ -33,7 +34,8 @@ mx_consumer::proceed located_mutation_parser::consumer::consume_partition_start(
                                               std::to_string(_expected->range.end) + ")");
     }
     auto want = _expected->key.key().view();
-    if (key.size() != want.size() || !std::equal(key.begin(), key.end(), reinterpret_cast<const uint8_t*>(want.data()))) {
+    auto want_bytes = reinterpret_cast<const uint8_t*>(want.data());
+    if (key.size() != want.size() || !std::equal(key.begin(), key.end(), want_bytes)) {
         throw malformed_sstable_exception(_file, position,
                                           "the partition here is not the one the index places here (token " +
                                               _expected->key.get_token().to_string() + ")");

@@ -39,6 +39,7 @@ private:
         }
         proceed consume_partition_start(bytes_view key, tombstone deletion, uint64_t position,
                                         uint64_t header_end) override;
+
     private:
         fragment_buffer _parsed;  // buffer(): rows are built in place there
         std::string_view _file;

@@ -396,6 +396,54 @@ REEF_TEST_CASE(batch_with_a_large_partition) {
     }
     // The large partition was never read with the batch.
     BOOST_CHECK_EQUAL(stats.prefetched, 2 * (keys.size() - 1));
+    // The full slice: the small partitions parsed straight from their bytes, the large one through the reader.
+    auto whole = co_await t.multi_get(reader_permit(), keys, full_slice(), read_order::forward, &stats);
+    for (size_t i = 0; i < keys.size(); ++i) {
+        auto want = co_await read_single(t, keys[i]);
+        BOOST_REQUIRE_EQUAL(bool(whole[i]), bool(want));
+        if (want) {
+            BOOST_CHECK(*whole[i] == *want);
+        }
+    }
+    auto seven = std::find(keys.begin(), keys.end(), pkey(7)) - keys.begin();
+    BOOST_REQUIRE(whole[seven]);
+    BOOST_CHECK_EQUAL(whole[seven]->partition().rows().size(), 20000u);
+    BOOST_CHECK_EQUAL(stats.prefetched, 3 * (keys.size() - 1));
+    co_await t.stop();
+}
+
+// A batch whose deadline has passed ends in read_timeout_error, with the full slice (parsed from the bytes) and with
+// a partial one (the readers), and leaves nothing held: the same keys read afterwards, and the table stops.
+REEF_TEST_CASE(batch_past_its_deadline_times_out) {
+    tmpdir dir;
+    auto s = int_table_schema();
+    table t(s, table_config{.directory = dir.path() + "/ks/t", .enable_cache = false});
+    co_await t.start();
+    for (int k = 0; k < 200; ++k) {
+        t.apply(int_row(s, k, k));
+    }
+    co_await t.flush();
+    std::vector<dht::decorated_key> keys;
+    for (int k = 0; k < 200; k += 5) {
+        keys.push_back(pkey(k));
+    }
+    std::sort(keys.begin(), keys.end());
+    for (bool full : {true, false}) {
+        BOOST_TEST_CONTEXT("full slice " << full) {
+            reader_permit expired("batch test", read_clock::now());
+            auto slice = full ? full_slice() : rows_between(0, 1);
+            std::string error;
+            try {
+                co_await t.multi_get(expired, keys, slice);
+            } catch (const read_timeout_error& e) {
+                error = e.what();
+            }
+            BOOST_CHECK_MESSAGE(error.find("read timed out: batch test") != std::string::npos, error);
+            auto got = co_await t.multi_get(reader_permit(), keys, slice);
+            BOOST_CHECK_EQUAL(std::count_if(got.begin(), got.end(), [](auto& m) { return bool(m); }),
+                              long(keys.size()));
+        }
+    }
     co_await t.stop();
 }
 

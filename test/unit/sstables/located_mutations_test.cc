@@ -133,6 +133,20 @@ future<std::pair<descriptor, mutation_model>> write_random(const tmpdir& dir, co
     co_return std::pair{d, std::move(model)};
 }
 
+// write_random's sstable, opened, with its descriptor and model.
+struct random_sstable {
+    descriptor desc;
+    mutation_model model;
+    shared_sstable sst;
+};
+
+future<random_sstable> open_random(const tmpdir& dir, cache::cache_tracker& tracker, const schema_ptr& s,
+                                   uint64_t seed, int partitions, int rows) {
+    auto [d, model] = co_await write_random(dir, s, seed, partitions, rows);
+    auto sst = co_await open_sstable(d, tracker);
+    co_return random_sstable{d, std::move(model), std::move(sst)};
+}
+
 } // namespace
 
 // Random partitions (tombstones, statics, range tombstones, collections, expiring and dead cells), looked up with
@@ -213,8 +227,7 @@ REEF_TEST_CASE(serves_only_full_slices_of_matching_headers) {
     tmpdir dir;
     cache::cache_tracker tracker(size_t(64) << 20);
     auto s = random_test_schema();
-    auto [d, model] = co_await write_random(dir, s, 5, 3, 2);
-    auto sst = co_await open_sstable(d, tracker);
+    auto [d, model, sst] = co_await open_random(dir, tracker, s, 5, 3, 2);
     BOOST_CHECK(located_mutation_parser::serves(*sst, *s, full_slice()));
     mutation_generator g(s, 1);
     auto partial = clustering_ranges{position_range::for_prefix(g.clustering_key())};
@@ -230,8 +243,7 @@ REEF_TEST_CASE(bytes_that_are_not_the_located_partition_are_malformed) {
     tmpdir dir;
     cache::cache_tracker tracker(size_t(64) << 20);
     auto s = random_test_schema();
-    auto [d, model] = co_await write_random(dir, s, 9, 4, 3);
-    auto sst = co_await open_sstable(d, tracker);
+    auto [d, model, sst] = co_await open_random(dir, tracker, s, 9, 4, 3);
     auto keys = keys_of(model);
     partition_batch_options opts;
     opts.max_prefetched_partition = uint64_t(1) << 30;

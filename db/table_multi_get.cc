@@ -160,7 +160,7 @@ future<> table::read_sstables_batch(const std::vector<sstables::shared_sstable>&
         if (sstables::located_mutation_parser::serves(*sst, *_schema, forward_slice)) {
             // The small partitions straight from their bytes into mutations; the others through the reader below.
             if (permit.timed_out()) {
-                permit.check_timeout(sst->read_handles().data_file);
+                permit.check_timeout(sst->data_file().path());
             }
             sstables::located_mutation_parser parser(*sst, _schema);
             size_t kept = 0;

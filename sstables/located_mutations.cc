@@ -44,7 +44,7 @@ mx_consumer::proceed located_mutation_parser::consumer::consume_partition_start(
 }
 
 located_mutation_parser::located_mutation_parser(const sstable& sst, schema_ptr s)
-    : _sst(sst), _file(sst.read_handles().data_file), _consumer(s, sst, _file), _builder(s) {}
+    : _sst(sst), _file(sst.data_file().path()), _consumer(s, sst, _file), _builder(s) {}
 
 void located_mutation_parser::parse_into(const located_partition& p, std::optional<mutation>& into) {
     _consumer.expect(p);

@@ -46,7 +46,7 @@ future<descriptor> write_memtable(const tmpdir& dir, const schema_ptr& s, const 
     co_return d;
 }
 
-// Outside the coroutines: Boost's message macros there trip g++ 12 ("array used as initializer").
+// got == want, printing both on a failure.
 void check_same(const mutation& got, const mutation& want) {
     BOOST_CHECK_MESSAGE(got == want, "token " << got.decorated_key().get_token().to_string() << ":\n got "
                                               << to_string(got) << "\nwant " << to_string(want));

@@ -9,6 +9,7 @@
 #include "sstables/shared_sstable_readers.hh"
 #include "sstables/sstable.hh"
 #include "sstables/writer.hh"
+#include "test/lib/memtable_sstable.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/read_and_close.hh"
@@ -33,17 +34,6 @@ namespace {
 
 clustering_ranges full_slice() {
     return clustering_ranges{position_range::full()};
-}
-
-future<descriptor> write_memtable(const tmpdir& dir, const schema_ptr& s, const std::shared_ptr<memtable>& mt,
-                                  uint32_t index_interval) {
-    writer_options o;
-    o.min_index_interval = index_interval;
-    descriptor d{dir.path(), sstable_version::me, "1", "big"};
-    auto w = make_memtable_reader(mt, s, read_options{});
-    co_await write_sstable(w, s, d, o);
-    co_await w.close();
-    co_return d;
 }
 
 // got == want, printing both on a failure.
@@ -129,7 +119,7 @@ future<std::pair<descriptor, mutation_model>> write_random(const tmpdir& dir, co
         apply_to_model(model, m);
         mt->apply(m);
     }
-    auto d = co_await write_memtable(dir, s, mt, uint32_t(g.rnd(1, 4)));
+    auto d = co_await write_memtable_sstable(dir, s, mt, uint32_t(g.rnd(1, 4)));
     co_return std::pair{d, std::move(model)};
 }
 

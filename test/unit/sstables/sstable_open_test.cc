@@ -8,6 +8,7 @@
 #include "sstables/shared_sstable_readers.hh"
 #include "sstables/sstable_reader.hh"
 #include "sstables/writer.hh"
+#include "test/lib/memtable_sstable.hh"
 #include "test/lib/mutation_model.hh"
 #include "test/lib/random_mutation.hh"
 #include "test/lib/read_and_close.hh"
@@ -26,16 +27,6 @@ using namespace reef::testing;
 
 namespace {
 
-future<descriptor> write_memtable(const tmpdir& dir, const schema_ptr& s, const std::shared_ptr<memtable>& mt) {
-    writer_options o;
-    o.min_index_interval = 1;  // a summary entry per partition
-    descriptor d{dir.path(), sstable_version::me, "1", "big"};
-    auto w = make_memtable_reader(mt, s, read_options{});
-    co_await write_sstable(w, s, d, o);
-    co_await w.close();
-    co_return d;
-}
-
 // 20 partitions of `rows` rows each, generated from seed, written as one sstable.
 future<descriptor> write_twenty_partitions(const tmpdir& dir, const schema_ptr& s, uint64_t seed, int rows) {
     mutation_generator g(s, seed);
@@ -43,7 +34,7 @@ future<descriptor> write_twenty_partitions(const tmpdir& dir, const schema_ptr& 
     for (int p = 0; p < 20; ++p) {
         mt->apply(with_typed_values(s, g.make(pkey(p), rows)));
     }
-    co_return co_await write_memtable(dir, s, mt);
+    co_return co_await write_memtable_sstable(dir, s, mt, 1);
 }
 
 size_t open_fds() {
@@ -68,7 +59,7 @@ REEF_TEST_CASE(opened_sstable_holds_what_was_written) {
             for (int p = 0; p < partitions; ++p) {
                 mt->apply(with_typed_values(s, g.make(pkey(g.rnd(0, 100000)), g.rnd(1, 5))));
             }
-            auto d = co_await write_memtable(dir, s, mt);
+            auto d = co_await write_memtable_sstable(dir, s, mt, 1);
             cache::cache_tracker tracker(size_t(64) << 20);
             auto sst = co_await open_sstable(d, tracker);
             BOOST_CHECK_EQUAL(sst->min_timestamp(), mt->min_timestamp());
